@@ -1,0 +1,19 @@
+"""Diagnostics: problems met in received input, recorded instead of raised."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem with received input; ``detail`` holds the offending value as received."""
+
+    code: str
+    message: str
+    detail: Any = None
+    level: str = "warning"
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"

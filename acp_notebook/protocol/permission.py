@@ -1,0 +1,168 @@
+"""Permission requests (`session/request_permission`), for both protocol versions.
+
+A request is a pending question plus an answer callback: ``select(option_id)`` or ``cancel()``
+records the outcome once and hands it to ``on_answer`` (set by the client, which sends the
+response). Answering twice raises and sends nothing. v2 requests carry ``title``,
+``description``, ``subject`` (``tool_call`` with a ``toolCall`` upsert, ``command``, or custom,
+kept raw) and ``options``; v1 requests carry ``toolCall`` + ``options`` and get a generated title
+and a ``tool_call`` subject. The permission's title never replaces the tool call's title.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .diagnostics import Diagnostic
+from .patch import is_absolute, type_name
+
+OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
+
+
+class PermissionAlreadyAnswered(RuntimeError):
+    """Raised when a permission request that already has an outcome is answered again."""
+
+
+class PermissionRequest:
+    """One question from the agent; answer it with ``select`` or ``cancel``."""
+
+    def __init__(self, key: str, request_id: Any, params: dict[str, Any], version: int = 2) -> None:
+        self.key = key
+        self.request_id = request_id
+        self.version = version
+        self.raw = params
+        self.session_id = params.get("sessionId")
+        self.options: list[Any] = []
+        self.outcome: dict[str, Any] | None = None
+        self.on_answer: Callable[[PermissionRequest, dict[str, Any]], None] | None = None
+        self.diagnostics: list[Diagnostic] = []
+        self.title, self.description, self.subject = _read(params, version, self.diagnostics)
+        self.options = _read_options(params.get("options"), self.diagnostics)
+
+    # -- what it asks about ------------------------------------------------------------------
+    @property
+    def subject_type(self) -> str | None:
+        """``tool_call``, ``command``, a custom type, or None when there is no subject."""
+        subject = self.subject
+        return subject.get("type") if isinstance(subject, dict) else None
+
+    @property
+    def tool_call_update(self) -> dict[str, Any] | None:
+        """The ``toolCall`` upsert of a ``tool_call`` subject, ready for ``SessionState.apply``."""
+        if self.subject_type != "tool_call":
+            return None
+        update = self.subject.get("toolCall")
+        if not isinstance(update, dict) or not isinstance(update.get("toolCallId"), str):
+            return None
+        if self.version == 1:  # v1: null means "unchanged"
+            update = {k: v for k, v in update.items() if v is not None}
+        return {**update, "sessionUpdate": "tool_call_update"}
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The tool call this request concerns, if any."""
+        subject = self.subject if isinstance(self.subject, dict) else {}
+        if self.subject_type == "tool_call":
+            tool_call = subject.get("toolCall")
+            value = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
+        else:
+            value = subject.get("toolCallId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def option_ids(self) -> list[str]:
+        """The ids of the well-formed options, in order."""
+        return [
+            o["optionId"] for o in self.options if isinstance(o, dict) and isinstance(o.get("optionId"), str)
+        ]
+
+    # -- answering ---------------------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        """True until the request has been answered."""
+        return self.outcome is None
+
+    @property
+    def selected_option(self) -> str | None:
+        """The chosen ``optionId`` once answered with ``selected``."""
+        outcome = self.outcome or {}
+        return outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+
+    def select(self, option_id: str) -> None:
+        """Answer with the option ``option_id``; raises for an unknown option or a second answer."""
+        if option_id not in self.option_ids:
+            raise ValueError(f"unknown option {option_id!r}; choose one of {self.option_ids}")
+        self._answer({"outcome": "selected", "optionId": option_id})
+
+    def cancel(self) -> None:
+        """Answer ``cancelled`` (what the protocol requires when the turn is cancelled)."""
+        self._answer({"outcome": "cancelled"})
+
+    def _answer(self, outcome: dict[str, Any]) -> None:
+        if self.outcome is not None:
+            raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {self.outcome}")
+        self.outcome = outcome
+        if self.on_answer is not None:
+            self.on_answer(self, outcome)
+
+    def __repr__(self) -> str:
+        state = "pending" if self.pending else self.outcome
+        return f"PermissionRequest({self.key!r}, title={self.title!r}, {state})"
+
+
+def _read(params: dict[str, Any], version: int, diagnostics: list[Diagnostic]):
+    if version == 1:
+        tool_call = params.get("toolCall")
+        if not isinstance(tool_call, dict):
+            diagnostics.append(Diagnostic("malformed-permission", "v1 request without `toolCall`", params))
+            return "Allow this action?", None, None
+        name = tool_call.get("title") or tool_call.get("kind") or tool_call.get("toolCallId")
+        title = f"Allow {name}?" if isinstance(name, str) else "Allow this tool call?"
+        return title, None, {"type": "tool_call", "toolCall": tool_call}
+    title = params.get("title")
+    if not isinstance(title, str):
+        diagnostics.append(Diagnostic("malformed-permission", "permission request without `title`", params))
+        title = "Permission requested"
+    description = params.get("description")
+    subject = params.get("subject")
+    _check_subject(subject, diagnostics)
+    return title, description if isinstance(description, str) else None, subject
+
+
+def _check_subject(subject: Any, diagnostics: list[Diagnostic]) -> None:
+    if subject is None:
+        return
+    if not isinstance(subject, dict) or not isinstance(subject.get("type"), str):
+        diagnostics.append(Diagnostic("malformed-permission", "subject needs a string `type`", subject))
+    elif subject["type"] == "command":
+        if not isinstance(subject.get("command"), str) or not is_absolute(subject.get("cwd")):
+            diagnostics.append(
+                Diagnostic(
+                    "malformed-permission", "command subject needs `command` and absolute `cwd`", subject
+                )
+            )
+    elif subject["type"] == "tool_call":
+        tool_call = subject.get("toolCall")
+        if not isinstance(tool_call, dict) or not isinstance(tool_call.get("toolCallId"), str):
+            diagnostics.append(
+                Diagnostic("malformed-permission", "tool_call subject needs `toolCall.toolCallId`", subject)
+            )
+
+
+def _read_options(options: Any, diagnostics: list[Diagnostic]) -> list[Any]:
+    if not isinstance(options, list) or not options:
+        diagnostics.append(
+            Diagnostic("malformed-permission", f"`options` is {type_name(options)}, not a list", options)
+        )
+        return options if isinstance(options, list) else []
+    for option in options:
+        if not (
+            isinstance(option, dict)
+            and isinstance(option.get("optionId"), str)
+            and isinstance(option.get("name"), str)
+            and isinstance(option.get("kind"), str)
+        ):
+            diagnostics.append(
+                Diagnostic("malformed-permission", "option needs `optionId`, `name`, `kind` (kept)", option)
+            )
+    return list(options)

@@ -1,0 +1,222 @@
+"""Agent-owned display terminals: the byte buffer and the `terminal_update` patch rules.
+
+Rules (seed, "Display-only terminals"): ``terminal_update`` is an upsert keyed by
+``terminalId``; ``command``, ``cwd``, ``size``, ``capabilities``, ``exitStatus`` and ``_meta``
+patch (omit keeps, null clears, value replaces); ``output.data`` is a base64 snapshot that
+*replaces* every stored byte. ``terminal_output_chunk`` decodes each chunk on its own and
+appends. The stored output is bytes; ``text`` decodes incrementally, so a UTF-8 character
+split across chunks comes out whole.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from typing import Any
+
+from .patch import is_absolute, patch_meta, type_name
+from .toolcall import Report
+
+DEFAULT_OUTPUT_CAP = 16 * 1024 * 1024
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+_PLAIN: dict[str, tuple[str, type]] = {
+    "command": ("command", str),
+    "cwd": ("cwd", str),
+    "capabilities": ("capabilities", dict),
+    "exitStatus": ("exit_status", dict),
+    "size": ("size", dict),
+}
+_OPTIONAL = (
+    ("command", "command"),
+    ("cwd", "cwd"),
+    ("size", "size"),
+    ("capabilities", "capabilities"),
+    ("exitStatus", "exit_status"),
+)
+
+
+def decode_base64(data: Any) -> bytes | None:
+    """Strict RFC 4648 base64 decoding; None when ``data`` is not valid base64 text."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+class Terminal:
+    """One display terminal: metadata plus the bytes received (the newest ``cap`` bytes)."""
+
+    __slots__ = (
+        "_buf",
+        "_decoded_to",
+        "_decoder",
+        "_start",
+        "_text",
+        "cap",
+        "capabilities",
+        "command",
+        "cwd",
+        "exit_status",
+        "extra",
+        "generation",
+        "meta",
+        "output_meta",
+        "size",
+        "terminal_id",
+    )
+
+    def __init__(self, terminal_id: str, cap: int = DEFAULT_OUTPUT_CAP) -> None:
+        self.terminal_id = terminal_id
+        self.command: str | None = None
+        self.cwd: str | None = None
+        self.size: dict[str, Any] | None = None
+        self.capabilities: dict[str, Any] | None = None
+        self.exit_status: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None
+        self.output_meta: dict[str, Any] | None = None
+        self.extra: dict[str, Any] = {}
+        self.cap = cap
+        self.generation = 0
+        self._buf = bytearray()
+        self._start = 0
+        self._reset_text()
+
+    @property
+    def output(self) -> bytes:
+        """Every byte received since the last snapshot, up to the newest ``cap`` bytes."""
+        return bytes(self._buf[-self.cap :]) if len(self._buf) > self.cap else bytes(self._buf)
+
+    @property
+    def dropped_bytes(self) -> int:
+        """How many of the oldest bytes fell off the front because of ``cap``."""
+        return self._start + max(0, len(self._buf) - self.cap)
+
+    @property
+    def exited(self) -> bool:
+        """True once a concrete ``exitStatus`` was received."""
+        return self.exit_status is not None
+
+    @property
+    def text(self) -> str:
+        """The output decoded as UTF-8, incrementally (invalid bytes become U+FFFD)."""
+        if self._decoded_to < self._start:
+            self._reset_text(self._start)
+        end = self._start + len(self._buf)
+        if self._decoded_to < end:
+            chunk = bytes(self._buf[self._decoded_to - self._start :])
+            self._text.append(self._decoder.decode(chunk))
+            self._decoded_to = end
+        return "".join(self._text)
+
+    @property
+    def plain_text(self) -> str:
+        """``text`` without ANSI escape sequences."""
+        return _ANSI.sub("", self.text)
+
+    def append(self, data: bytes) -> None:
+        """Append decoded bytes (one ``terminal_output_chunk``)."""
+        self._buf += data
+        if len(self._buf) > self.cap + self.cap // 4:
+            excess = len(self._buf) - self.cap
+            del self._buf[:excess]
+            self._start += excess
+
+    def replace(self, data: bytes) -> None:
+        """Replace every stored byte by a snapshot."""
+        self.generation += 1
+        self._buf = bytearray()
+        self._start = 0
+        self._reset_text()
+        self.append(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire shape (``terminal_update`` without ``sessionUpdate``); output always present."""
+        output: dict[str, Any] = {"data": base64.b64encode(self.output).decode("ascii")}
+        if self.output_meta is not None:
+            output["_meta"] = self.output_meta
+        out: dict[str, Any] = {"terminalId": self.terminal_id, "output": output}
+        for key, attr in _OPTIONAL:
+            value = getattr(self, attr)
+            if value is not None:
+                out[key] = value
+        out.update(self.extra)
+        if self.meta is not None:
+            out["_meta"] = self.meta
+        return out
+
+    def _reset_text(self, start: int = 0) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._text: list[str] = []
+        self._decoded_to = start
+
+    def __repr__(self) -> str:
+        return f"Terminal({self.terminal_id!r}, command={self.command!r}, bytes={len(self.output)})"
+
+
+def apply_terminal_fields(term: Terminal, update: dict[str, Any], report: Report) -> list[str]:
+    """Patch ``term`` with one ``terminal_update``; returns the wire names of changed fields."""
+    changed = []
+    for key, value in update.items():
+        if key in ("sessionUpdate", "terminalId"):
+            continue
+        if _apply_one(term, key, value, report):
+            changed.append(key)
+    return changed
+
+
+def _apply_one(term: Terminal, key: str, value: Any, report: Report) -> bool:
+    if key == "output":
+        return _apply_output(term, value, report)
+    if key == "_meta":
+        if value is not None and not isinstance(value, dict):
+            report("invalid-field", f"terminal `_meta` is {type_name(value)}", value)
+            return False
+        term.meta = patch_meta(term.meta, value)
+        return True
+    spec = _PLAIN.get(key)
+    if spec is None:
+        if value is None:
+            term.extra.pop(key, None)
+        else:
+            term.extra[key] = value
+        return True
+    attr, expected = spec
+    if value is not None and not _valid(key, value, expected, report):
+        return False
+    setattr(term, attr, value)
+    return True
+
+
+def _valid(key: str, value: Any, expected: type, report: Report) -> bool:
+    if not isinstance(value, expected):
+        report("invalid-field", f"terminal `{key}` is {type_name(value)}", value)
+        return False
+    if key == "size" and not all(
+        isinstance(value.get(k), int) and not isinstance(value.get(k), bool) and value[k] >= 1
+        for k in ("cols", "rows")
+    ):
+        report("invalid-field", "terminal `size` needs positive integer `cols` and `rows`", value)
+        return False
+    if key == "cwd" and not is_absolute(value):
+        report("relative-path", f"terminal `cwd` {value!r} is not absolute (kept)", value)
+    return True
+
+
+def _apply_output(term: Terminal, value: Any, report: Report) -> bool:
+    if value is None:
+        term.replace(b"")
+        term.output_meta = None
+        return True
+    data = decode_base64(value.get("data")) if isinstance(value, dict) else None
+    if data is None:
+        report("invalid-base64", "terminal `output.data` is not valid base64 (ignored)", value)
+        return False
+    term.replace(data)
+    meta = value.get("_meta")
+    term.output_meta = meta if isinstance(meta, dict) else None
+    return True

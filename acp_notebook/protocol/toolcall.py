@@ -1,0 +1,207 @@
+"""The tool-call model and the seed's patch rules for one `tool_call_update`.
+
+Rules (ACP v2 "Tool Calls", the seed; ``ToolCallUpdate`` in the v2 schema):
+- an omitted field keeps its value; ``null`` clears it (``kind`` → ``other``, ``status`` →
+  ``pending``, the rest → unset); a concrete value replaces it;
+- ``content`` and ``locations`` are replaced as whole arrays (``[]``/``null`` clear them);
+- ``_meta`` is patched by top-level key (see ``patch_meta``);
+- a field of the wrong type counts as omitted (+ a diagnostic); a malformed content item or
+  location is kept as received (+ a diagnostic); unknown fields are kept and patched alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .content import content_problem, location_problem
+from .patch import patch_meta, type_name
+
+STATUSES = frozenset({"pending", "in_progress", "paused", "completed", "failed", "cancelled"})
+FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+KINDS = frozenset(
+    {
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
+    }
+)
+
+# wire key -> (attribute, expected type or None for any JSON value)
+_FIELDS: dict[str, tuple[str, Any]] = {
+    "title": ("title", str),
+    "name": ("name", str),
+    "kind": ("kind", str),
+    "status": ("status", str),
+    "content": ("content", list),
+    "locations": ("locations", list),
+    "rawInput": ("raw_input", None),
+    "rawOutput": ("raw_output", None),
+    "capabilities": ("capabilities", dict),
+}
+_DEFAULTS: dict[str, Any] = {"kind": "other", "status": "pending"}
+_OPTIONAL = (
+    ("title", "title"),
+    ("name", "name"),
+    ("rawInput", "raw_input"),
+    ("rawOutput", "raw_output"),
+    ("capabilities", "capabilities"),
+)
+
+Report = Callable[[str, str, Any], None]
+
+
+class ToolCall:
+    """Current state of one tool call, as the agent's updates left it."""
+
+    __slots__ = (
+        "capabilities",
+        "content",
+        "created_at",
+        "ended_at",
+        "extra",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+        "updated_at",
+    )
+
+    def __init__(self, tool_call_id: str, now: float = 0.0) -> None:
+        self.tool_call_id = tool_call_id
+        self.title: str | None = None
+        self.name: str | None = None
+        self.kind = "other"
+        self.status = "pending"
+        self.content: list[Any] = []
+        self.locations: list[Any] = []
+        self.raw_input: Any = None
+        self.raw_output: Any = None
+        self.capabilities: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None
+        self.extra: dict[str, Any] = {}
+        self.created_at = self.updated_at = now
+        self.ended_at: float | None = None
+
+    @property
+    def phase(self) -> str:
+        """The status to act on: custom and unknown statuses count as ``in_progress``."""
+        return self.status if self.status in STATUSES else "in_progress"
+
+    @property
+    def display_kind(self) -> str:
+        """The kind to draw: unknown and custom kinds show as ``other``."""
+        return self.kind if self.kind in KINDS else "other"
+
+    @property
+    def finished(self) -> bool:
+        """True once the status is completed, failed or cancelled."""
+        return self.status in FINAL_STATUSES
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from first report to the first final status (None while unfinished)."""
+        return None if self.ended_at is None else self.ended_at - self.created_at
+
+    @property
+    def cancellable(self) -> bool:
+        """True when the agent advertises ``capabilities.cancel`` for this tool call."""
+        return isinstance(self.capabilities, dict) and self.capabilities.get("cancel") is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """ACP wire shape of the current state (camelCase, no ``sessionUpdate``)."""
+        out: dict[str, Any] = {
+            "toolCallId": self.tool_call_id,
+            "kind": self.kind,
+            "status": self.status,
+            "content": list(self.content),
+            "locations": list(self.locations),
+        }
+        for key, attr in _OPTIONAL:
+            value = getattr(self, attr)
+            if value is not None:
+                out[key] = value
+        out.update(self.extra)
+        if self.meta is not None:
+            out["_meta"] = self.meta
+        return out
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.tool_call_id!r}, status={self.status!r}, title={self.title!r})"
+
+
+def apply_fields(tc: ToolCall, update: dict[str, Any], report: Report, now: float) -> list[str]:
+    """Patch ``tc`` with one update's fields; returns the wire names of the changed fields."""
+    changed = []
+    for key, value in update.items():
+        if key == "sessionUpdate" or key == "toolCallId":
+            continue
+        if key == "_meta":
+            if value is None or isinstance(value, dict):
+                tc.meta = patch_meta(tc.meta, value)
+                changed.append(key)
+            else:
+                report("invalid-field", f"`_meta` is {type_name(value)}, not an object", value)
+            continue
+        spec = _FIELDS.get(key)
+        if spec is None:
+            _patch_extra(tc.extra, key, value)
+            changed.append(key)
+        elif _set_field(tc, key, spec, value, report):
+            changed.append(key)
+    tc.updated_at = now
+    if tc.ended_at is None and tc.status in FINAL_STATUSES:
+        tc.ended_at = now
+    return changed
+
+
+def _set_field(tc: ToolCall, key: str, spec: tuple[str, Any], value: Any, report: Report) -> bool:
+    attr, expected = spec
+    if value is None:
+        setattr(tc, attr, [] if expected is list else _DEFAULTS.get(key))
+        return True
+    if expected is not None and not isinstance(value, expected):
+        report(
+            "invalid-field",
+            f"tool call `{key}` is {type_name(value)}, not {type_name(expected())}",
+            value,
+        )
+        return False
+    if key == "content":
+        _check_items(value, content_problem, "malformed-content", report)
+    elif key == "locations":
+        _check_items(value, location_problem, "malformed-location", report)
+    elif key == "status" and value not in STATUSES and not value.startswith("_"):
+        report("unknown-status", f"unknown tool call status {value!r} (kept, shown as running)", value)
+    elif key == "kind" and value not in KINDS and not value.startswith("_"):
+        report("unknown-kind", f"unknown tool kind {value!r} (kept, shown as other)", value)
+    setattr(tc, attr, list(value) if expected is list else value)
+    return True
+
+
+def _check_items(
+    items: list[Any], problem_of: Callable[[Any], str | None], code: str, report: Report
+) -> None:
+    for item in items:
+        problem = problem_of(item)
+        if problem:
+            report(code, problem + " (kept as received)", item)
+
+
+def _patch_extra(extra: dict[str, Any], key: str, value: Any) -> None:
+    if value is None:
+        extra.pop(key, None)
+    else:
+        extra[key] = value
