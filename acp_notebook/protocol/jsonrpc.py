@@ -94,6 +94,7 @@ def parse_line(line: bytes | str) -> Parsed:
     if isinstance(data, list):
         if not data:
             out.diagnostics.append(Diagnostic("invalid-jsonrpc", "empty batch", text))
+            out.replies.append(_invalid_request())
         for entry in data:
             _parse_entry(entry, out, in_batch=True)
     elif isinstance(data, dict):
@@ -130,11 +131,12 @@ def _parse_entry(data: Any, out: Parsed, *, in_batch: bool) -> None:
         out.messages.append(message)
         return
     out.diagnostics.append(Diagnostic("invalid-jsonrpc", "not a JSON-RPC 2.0 message", data))
-    if in_batch and isinstance(data, dict) and "method" in data and "id" in data:
-        rid = data["id"] if _valid_id(data["id"]) else None
-        out.replies.append(Response(rid, error=ErrorObject(INVALID_REQUEST, "Invalid Request")))
-    elif in_batch and not isinstance(data, dict):
-        out.replies.append(Response(None, error=ErrorObject(INVALID_REQUEST, "Invalid Request")))
+    if in_batch:  # v2 transports: each invalid batch entry gets its own -32600 with id null
+        out.replies.append(_invalid_request())
+
+
+def _invalid_request() -> Response:
+    return Response(None, error=ErrorObject(INVALID_REQUEST, "Invalid Request"))
 
 
 def _error_response(data: dict[str, Any]) -> Response | None:

@@ -1,0 +1,1 @@
+"""The live asyncio client: agent process, connection, sessions, permissions."""

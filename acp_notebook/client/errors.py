@@ -1,0 +1,46 @@
+"""Exceptions raised by the live client (the pure core never raises on bad input)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AcpError(Exception):
+    """Base class of every error this package raises about an agent."""
+
+
+class RpcError(AcpError):
+    """The agent answered a request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None, method: str | None = None) -> None:
+        self.code, self.message, self.data, self.method = code, message, data, method
+        where = f" to {method}" if method else ""
+        super().__init__(f"agent error{where}: {message} (code {code})")
+
+
+def _tail_text(stderr_tail: list[str]) -> str:
+    if not stderr_tail:
+        return ""
+    return "\nlast lines of the agent's stderr:\n  " + "\n  ".join(stderr_tail)
+
+
+class AgentExited(AcpError):
+    """The agent process ended (or closed its stdout) while something still waited on it."""
+
+    def __init__(self, returncode: int | None, stderr_tail: list[str], what: str = "") -> None:
+        self.returncode, self.stderr_tail = returncode, list(stderr_tail)
+        code = "unknown" if returncode is None else str(returncode)
+        lead = f"the agent exited (exit code {code})" + (f" {what}" if what else "")
+        super().__init__(lead + _tail_text(self.stderr_tail))
+
+
+class AgentStartError(AcpError):
+    """The agent could not be started or did not complete ``initialize``."""
+
+    def __init__(self, message: str, stderr_tail: list[str] | None = None) -> None:
+        self.stderr_tail = list(stderr_tail or [])
+        super().__init__(message + _tail_text(self.stderr_tail))
+
+
+class ProtocolVersionError(AgentStartError):
+    """The agent answered ``initialize`` with a protocol version this client does not speak."""

@@ -1,0 +1,110 @@
+"""Serving `session/request_permission`: record at once, answer later, never block the reader.
+
+Every request goes into the session state (``pending_permissions``) the moment it arrives. A
+``permission_handler(request) -> option_id | None`` (sync or async) runs as its own task, and
+setting one offers it the requests already pending. A handler returning None, raising, or naming
+an unknown option leaves the request pending, with a diagnostic. ``select``/``cancel`` on the
+request send the response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.jsonrpc import Request
+from ..protocol.permission import PermissionRequest
+from .connection import DEFERRED
+
+if TYPE_CHECKING:
+    from .session import Session
+
+PermissionHandler = Callable[[PermissionRequest], "str | Awaitable[str | None] | None"]
+
+
+class PermissionDesk:
+    """The permission requests of one session: intake, handler tasks, answers."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._handler: PermissionHandler | None = None
+        self._offered: set[str] = set()
+        self._count = 0
+        self._by_request_id: dict[Any, PermissionRequest] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def handler(self) -> PermissionHandler | None:
+        """The handler run for each request; setting one also offers it the pending requests."""
+        return self._handler
+
+    @handler.setter
+    def handler(self, handler: PermissionHandler | None) -> None:
+        self._handler = handler
+        for perm in self.session.state.pending_permissions:
+            self._offer(perm)
+
+    def _offer(self, perm: PermissionRequest) -> None:
+        if self._handler is None or perm.key in self._offered:
+            return
+        self._offered.add(perm.key)
+        task = asyncio.get_running_loop().create_task(self._run_handler(perm, self._handler))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def receive(self, request: Request) -> object:
+        """Take an incoming request: record it, start the handler, answer later."""
+        self._count += 1
+        params = request.params if isinstance(request.params, dict) else {}
+        perm = PermissionRequest(f"perm_{self._count}", request.id, params, self.session.protocol_version)
+        perm.on_answer = self._send_answer
+        self._by_request_id[request.id] = perm
+        self.session.state.add_permission(perm)
+        turn = self.session.turn
+        if turn is not None and turn.cancel_requested and not turn.ended:
+            perm.cancel()  # the active work was cancelled: the protocol requires `cancelled`
+        else:
+            self._offer(perm)
+        return DEFERRED
+
+    def cancel_request(self, request_id: Any) -> bool:
+        """Answer ``cancelled`` to the pending request the agent withdrew (``$/cancel_request``)."""
+        perm = self._by_request_id.get(request_id)
+        if perm is None or not perm.pending:
+            return False
+        perm.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        """Answer every pending request ``cancelled`` (the turn was cancelled)."""
+        for perm in self.session.state.pending_permissions:
+            perm.cancel()
+
+    def _send_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
+        self._by_request_id.pop(perm.request_id, None)
+        self.session.agent.connection.respond(perm.request_id, {"outcome": outcome})
+        self.session.state.permission_answered(perm)
+
+    async def _run_handler(self, perm: PermissionRequest, handler: PermissionHandler) -> None:
+        diagnose = self.session.state.diagnose
+        try:
+            choice = handler(perm)
+            if inspect.isawaitable(choice):
+                choice = await choice
+        except Exception as exc:
+            diagnose(
+                "permission-handler-error", f"permission handler raised {exc!r}; {perm.key} left pending"
+            )
+            return
+        if not perm.pending:
+            return
+        if choice is None:
+            diagnose(
+                "permission-unanswered", f"handler gave no answer; {perm.key} left pending", level="info"
+            )
+        elif choice not in perm.option_ids:
+            diagnose("permission-unknown-option", f"handler chose unknown option {choice!r}; left pending")
+        else:
+            perm.select(choice)
