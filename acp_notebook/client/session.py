@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.jsonrpc import Request
+from ..protocol.patch import cancel_supported
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from ..protocol.v1 import normalize_v1_update
@@ -174,8 +175,7 @@ class Session:
     async def cancel_terminal(self, terminal_id: str) -> Any:
         """Ask the agent to cancel one terminal (v2 ``terminal/cancel``; needs its capability)."""
         term = self.state.terminals.get(terminal_id)
-        caps = term.capabilities if term is not None else None
-        if not isinstance(caps, dict) or caps.get("cancel") is None:
+        if term is None or not cancel_supported(term.capabilities):
             raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
         params = {"sessionId": self.session_id, "terminalId": terminal_id}
         return await self.agent.connection.request("terminal/cancel", params)

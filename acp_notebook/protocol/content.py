@@ -73,6 +73,8 @@ def location_problem(location: Any) -> str | None:
     """Why a tool-call location is malformed, or None."""
     if not isinstance(location, dict) or not isinstance(location.get("path"), str):
         return "location needs a string `path`"
+    if not is_absolute(location["path"]):
+        return "location `path` must be absolute"
     line = location.get("line")
     if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
         return "location `line` must be a positive integer"

@@ -1,6 +1,8 @@
 """JSON-RPC 2.0 over newline-delimited UTF-8: message model, parsing and encoding.
 
 Sans-I/O: ``parse_line`` turns one received line into messages plus diagnostics (never raises);
+a line that is not JSON is a diagnostic only (agents' stray log lines), unless it looks like a
+batch, which gets the transports page's single ``-32700`` reply;
 ``encode`` turns a message into one line of bytes. Batches (JSON arrays) are accepted as the v2
 transports page allows; an invalid entry in a batch gets its own ``-32600`` reply.
 """
@@ -90,6 +92,8 @@ def parse_line(line: bytes | str) -> Parsed:
         data = json.loads(text)
     except ValueError as exc:
         out.diagnostics.append(Diagnostic("invalid-json", f"not JSON ({exc})", _clip(text)))
+        if text.startswith("["):  # an invalid batch gets one Parse error (v2 transports page)
+            out.replies.append(Response(None, error=ErrorObject(PARSE_ERROR, "Parse error")))
         return out
     if isinstance(data, list):
         if not data:

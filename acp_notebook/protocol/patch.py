@@ -47,3 +47,21 @@ def is_absolute(path: Any) -> bool:
         or path.startswith("\\\\")
         or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
     )
+
+
+def cancel_supported(capabilities: Any) -> bool:
+    """True when ``capabilities.cancel`` is a well-formed object (a malformed one means no)."""
+    return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
+
+
+def patch_fields(target: dict[str, Any], update: dict[str, Any], skip: tuple[str, ...] = ()) -> None:
+    """Patch a flat record: an omitted key keeps, null removes, a value replaces; `_meta` by key."""
+    for key, value in update.items():
+        if key in skip:
+            continue
+        if key == "_meta" and isinstance(value, dict):
+            value = patch_meta(target.get("_meta"), value)
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value

@@ -88,6 +88,8 @@ class SessionState(UpdatesMixin):
         """Record a permission request; a ``tool_call`` subject is applied as an upsert."""
         for diag in request.diagnostics:
             self.diagnose(diag.code, diag.message, diag.detail)
+        if request.on_answer is None:  # no client to send it: still tell the observers
+            request.on_answer = lambda answered, _outcome: self.permission_answered(answered)
         update = request.tool_call_update
         if update is not None:
             self._tool_call(update)

@@ -57,6 +57,7 @@ class Terminal:
         "_decoder",
         "_start",
         "_text",
+        "_text_base",
         "cap",
         "capabilities",
         "command",
@@ -97,6 +98,17 @@ class Terminal:
         return self._start + max(0, len(self._buf) - self.cap)
 
     @property
+    def end_offset(self) -> int:
+        """Offset, in this generation's byte stream, just past the last byte received."""
+        return self._start + len(self._buf)
+
+    def read_from(self, offset: int) -> bytes:
+        """The held bytes from absolute ``offset`` on (from the oldest held byte if it fell off)."""
+        held = self.output
+        base = self.end_offset - len(held)
+        return held[max(0, offset - base) :]
+
+    @property
     def exited(self) -> bool:
         """True once a concrete ``exitStatus`` was received."""
         return self.exit_status is not None
@@ -104,9 +116,10 @@ class Terminal:
     @property
     def text(self) -> str:
         """The output decoded as UTF-8, incrementally (invalid bytes become U+FFFD)."""
-        if self._decoded_to < self._start:
-            self._reset_text(self._start)
-        end = self._start + len(self._buf)
+        end = self.end_offset
+        base = end - min(len(self._buf), self.cap)
+        if self._text_base != base:  # bytes fell off the front: decode the held bytes afresh
+            self._reset_text(base)
         if self._decoded_to < end:
             chunk = bytes(self._buf[self._decoded_to - self._start :])
             self._text.append(self._decoder.decode(chunk))
@@ -152,7 +165,7 @@ class Terminal:
     def _reset_text(self, start: int = 0) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._text: list[str] = []
-        self._decoded_to = start
+        self._text_base = self._decoded_to = start
 
     def __repr__(self) -> str:
         return f"Terminal({self.terminal_id!r}, command={self.command!r}, bytes={len(self.output)})"

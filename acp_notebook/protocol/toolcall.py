@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .content import content_problem, location_problem
-from .patch import patch_meta, type_name
+from .patch import cancel_supported, patch_meta, type_name
 
 STATUSES = frozenset({"pending", "in_progress", "paused", "completed", "failed", "cancelled"})
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -118,7 +118,7 @@ class ToolCall:
     @property
     def cancellable(self) -> bool:
         """True when the agent advertises ``capabilities.cancel`` for this tool call."""
-        return isinstance(self.capabilities, dict) and self.capabilities.get("cancel") is not None
+        return cancel_supported(self.capabilities)
 
     def to_dict(self) -> dict[str, Any]:
         """ACP wire shape of the current state (camelCase, no ``sessionUpdate``)."""

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from .changes import Change
 from .messages import ROLES, V1_PLAN_ID, Message, Plan
-from .patch import patch_meta, type_name
+from .patch import patch_fields, patch_meta, type_name
 
 RUN_STATES = frozenset({"idle", "running", "requires_action"})
 GENERIC_KINDS = frozenset({"compaction_update", "compaction_summary_chunk"})
@@ -34,20 +34,21 @@ class UpdatesMixin:
         self.other_updates: list[dict[str, Any]] = []
 
     # -- messages --------------------------------------------------------------------------------
-    def _message_obj(self, msg_id: str, role: str, synthetic: bool = False) -> Message:
+    def _message_obj(self, msg_id: str, role: str, synthetic: bool = False) -> tuple[Message, bool]:
         msg = self.messages.get(msg_id)
+        created = msg is None
         if msg is None:
             msg = self.messages[msg_id] = Message(msg_id, role, synthetic)
             self._note("message", msg_id)
         self._last_entry = ("message", msg_id)
-        return msg
+        return msg, created
 
-    def _synthetic_message(self, role: str) -> Message:
+    def _synthetic_message(self, role: str) -> tuple[Message, bool]:
         last = self._last_entry
         if last is not None and last[0] == "message":
             msg = self.messages[last[1]]
             if msg.synthetic and msg.role == role:
-                return msg
+                return msg, False
         self._synthetic_ids += 1
         return self._message_obj(f"_v1_{role}_{self._synthetic_ids}", role, True)
 
@@ -60,11 +61,10 @@ class UpdatesMixin:
         if msg_id is not None and not isinstance(msg_id, str):
             self.diagnose("invalid-field", f"`messageId` is {type_name(msg_id)}", update)
             msg_id = None
-        msg = self._synthetic_message(role) if msg_id is None else self._message_obj(msg_id, role)
+        msg, created = self._synthetic_message(role) if msg_id is None else self._message_obj(msg_id, role)
         block = update["content"]
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             self.diagnose("malformed-content", "content block needs a `type` (kept)", block)
-        created = not msg.content and msg.meta is None
         msg.content.append(block)
         if self._observers:
             self._emit(Change("message", msg.message_id, ("content",), created))
@@ -74,8 +74,7 @@ class UpdatesMixin:
         if not isinstance(msg_id, str):
             self.diagnose("malformed-update", "message update without string `messageId`", update)
             return
-        created = msg_id not in self.messages
-        msg = self._message_obj(msg_id, ROLES[update["sessionUpdate"]])
+        msg, created = self._message_obj(msg_id, ROLES[update["sessionUpdate"]])
         changed = []
         if "content" in update:
             content = update["content"]
@@ -84,9 +83,12 @@ class UpdatesMixin:
                 changed.append("content")
             else:
                 self.diagnose("invalid-field", f"message `content` is {type_name(content)}", content)
-        if "_meta" in update and (update["_meta"] is None or isinstance(update["_meta"], dict)):
-            msg.meta = patch_meta(msg.meta, update["_meta"])
-            changed.append("_meta")
+        if "_meta" in update:
+            if update["_meta"] is None or isinstance(update["_meta"], dict):
+                msg.meta = patch_meta(msg.meta, update["_meta"])
+                changed.append("_meta")
+            else:
+                self.diagnose("invalid-field", f"message `_meta` is {type_name(update['_meta'])}", update)
         if self._observers:
             self._emit(Change("message", msg_id, tuple(changed), created))
 
@@ -143,34 +145,31 @@ class UpdatesMixin:
     def _session_value(self, update: dict[str, Any]) -> None:
         kind = update["sessionUpdate"]
         key, attr = _SESSION_VALUES[kind]
-        value = update.get(key)
-        if kind == "usage_update":
-            self.usage = {k: v for k, v in update.items() if k != "sessionUpdate"}
-        elif kind == "session_info_update":
-            self._patch_session_info(update)
+        if kind in ("usage_update", "session_info_update"):
+            self._patch_record(attr, update)
         elif kind == "current_mode_update":
-            self.current_mode_id = value if isinstance(value, str) else None
-        elif isinstance(value, list):
-            setattr(self, attr, list(value))
+            mode = update.get(key, update.get("modeId"))  # `modeId`: the v1 docs' example spelling
+            if not isinstance(mode, str):
+                self.diagnose("invalid-field", "`currentModeId` must be a string (mode unchanged)", update)
+                return
+            self.current_mode_id = mode
+        elif isinstance(update.get(key), list):
+            setattr(self, attr, list(update[key]))
         else:
             self.diagnose("invalid-field", f"`{key}` must be an array", update)
             return
         if self._observers:
             self._emit(Change("session", kind, (attr,)))
 
-    def _patch_session_info(self, update: dict[str, Any]) -> None:
-        for key, value in update.items():
-            if key == "sessionUpdate":
-                continue
-            if key == "_meta":
-                if value is not None and not isinstance(value, dict):
-                    self.diagnose("invalid-field", "session info `_meta` is not an object", value)
-                    continue
-                value = patch_meta(self.session_info.get("_meta"), value)
-            if value is None:
-                self.session_info.pop(key, None)
-            else:
-                self.session_info[key] = value
+    def _patch_record(self, attr: str, update: dict[str, Any]) -> None:
+        skip: tuple[str, ...] = ("sessionUpdate",)
+        meta = update.get("_meta")
+        if meta is not None and not isinstance(meta, dict):
+            self.diagnose("invalid-field", "`_meta` is not an object (ignored)", update)
+            skip += ("_meta",)
+        record = dict(getattr(self, attr) or {})
+        patch_fields(record, update, skip=skip)
+        setattr(self, attr, record)
 
     def _notice(self, update: dict[str, Any]) -> None:
         self.notices.append({k: v for k, v in update.items() if k != "sessionUpdate"})
@@ -187,7 +186,7 @@ class UpdatesMixin:
         self.other_updates.append(update)
         self._note("other", len(self.other_updates) - 1)
         if self._observers:
-            self._emit(Change("other", kind))
+            self._emit(Change("other", str(len(self.other_updates) - 1), (kind,)))
 
     def _v1_tool_call(self, update: dict[str, Any]) -> None:
         self._tool_call(update, replace=True)
