@@ -30,9 +30,26 @@ _EXPORTS = {
     "Terminal": "protocol",
     "ToolCall": "protocol",
     "SessionView": "widgets",
+    "TurnInterrupted": "client.background",
+    "run_sync": "client.sync",
+    "start_agent_sync": "client.sync",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *sorted(_EXPORTS)]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext acp_notebook``: register ``%acp`` / ``%%acp`` (imports IPython only now)."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext acp_notebook``: remove the magics, transformer and hooks."""
+    from .magic import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def __getattr__(name: str) -> Any:

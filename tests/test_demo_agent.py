@@ -232,7 +232,9 @@ class Driver:
             assert_valid(self.version, message, self.sent)
 
     def stderr(self) -> str:
-        if self.proc.poll() is None:
+        try:  # stdout closing can win the race against the exit: give the process a moment
+            self.proc.wait(2)
+        except subprocess.TimeoutExpired:
             return "(running)"
         return self.proc.stderr.read().decode("utf-8", "replace")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..protocol.diagnostics import Diagnostic
 from ..protocol.jsonrpc import (
+    AUTH_REQUIRED,
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     ErrorObject,
@@ -24,7 +25,7 @@ from ..protocol.jsonrpc import (
     encode,
     parse_line,
 )
-from .errors import AgentExited, RpcError
+from .errors import AgentExited, AuthRequired, RpcError
 from .transport import AgentProcess
 
 DEFERRED = object()
@@ -53,6 +54,7 @@ class Connection:
         self.process = process
         self._on_request, self._on_notification = on_request, on_notification
         self._on_diagnostic = on_diagnostic
+        self.auth_methods: Callable[[], list[Any]] = list
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
         self.closed: asyncio.Future[AgentExited] = asyncio.get_running_loop().create_future()
@@ -140,12 +142,17 @@ class Connection:
         if response.error is not None:
             err = response.error
             if not pending.future.done():
-                pending.future.set_exception(RpcError(err.code, err.message, err.data, pending.method))
+                pending.future.set_exception(self._error(err, pending.method))
             return
         if pending.hook is not None:
             pending.hook(response.result)
         if not pending.future.done():
             pending.future.set_result(response.result)
+
+    def _error(self, err: ErrorObject, method: str) -> RpcError:
+        if err.code == AUTH_REQUIRED:
+            return AuthRequired(err.message, err.data, method, self.auth_methods())
+        return RpcError(err.code, err.message, err.data, method)
 
     def _serve(self, request: Request) -> None:
         try:

@@ -44,3 +44,18 @@ class AgentStartError(AcpError):
 
 class ProtocolVersionError(AgentStartError):
     """The agent answered ``initialize`` with a protocol version this client does not speak."""
+
+
+class AuthRequired(RpcError):
+    """The agent needs authentication first (JSON-RPC error -32000); ``methods`` lists the ways."""
+
+    def __init__(self, message: str, data: Any = None, method: str | None = None, methods: Any = ()) -> None:
+        super().__init__(-32000, message, data, method)
+        self.methods = list(methods or [])
+        choices = ", ".join(
+            f"{m.get('methodId') or m.get('id')!r} ({m.get('name', '')})"
+            for m in self.methods
+            if isinstance(m, dict)
+        )
+        hint = f"; log in with agent.authenticate(method_id), one of: {choices}" if choices else ""
+        self.args = (f"authentication required: {message}{hint}",)

@@ -12,11 +12,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.jsonrpc import Request
+from ..protocol.jsonrpc import INTERNAL_ERROR, Request
 from ..protocol.patch import cancel_supported
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from ..protocol.v1 import normalize_v1_update
+from .connection import DEFERRED
+from .errors import RpcError
+from .host import FilePolicy, Host
 from .permissions import PermissionDesk, PermissionHandler
 
 if TYPE_CHECKING:
@@ -37,11 +40,21 @@ def to_blocks(prompt: str | dict | Sequence[Any]) -> list[Any]:
 class Session:
     """One ACP session on an agent; ``state`` is its live ``SessionState``."""
 
-    def __init__(self, agent: Agent, session_id: str, cwd: str, state: SessionState | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str,
+        cwd: str,
+        state: SessionState | None = None,
+        roots: list[str] | None = None,
+        files: FilePolicy | None = None,
+    ) -> None:
         self.agent = agent
         self.session_id = session_id
         self.cwd = cwd
+        self.roots = roots or [cwd]
         self.state = state or SessionState()
+        self.host = Host(self.state, self.roots, files)
         self.turn: Turn | None = None
         self.turns: list[Turn] = []
         self.last_error: Any = None
@@ -49,6 +62,7 @@ class Session:
         self._permissions = PermissionDesk(self)
         self._turn_lock = asyncio.Lock()
         self._turn_done: asyncio.Future | None = None
+        self._host_tasks: set[asyncio.Task] = set()
 
     @property
     def protocol_version(self) -> int:
@@ -92,6 +106,27 @@ class Session:
     def handle_permission(self, request: Request) -> object:
         """Take a ``session/request_permission`` request (answered later)."""
         return self._permissions.receive(request)
+
+    def handle_host_request(self, request: Request) -> object:
+        """Serve a v1 ``fs/*`` or ``terminal/*`` request as its own task (answered when done)."""
+        params = request.params if isinstance(request.params, dict) else {}
+        connection = self.agent.connection
+
+        async def serve() -> None:
+            try:
+                result = await self.host.serve(request.method, params)
+            except RpcError as exc:
+                connection.respond_error(request.id, exc.code, exc.message, exc.data)
+            except Exception as exc:
+                self.state.diagnose("host-error", f"{request.method} failed: {exc!r}")
+                connection.respond_error(request.id, INTERNAL_ERROR, f"client error: {exc}")
+            else:
+                connection.respond(request.id, result)
+
+        task = asyncio.get_running_loop().create_task(serve())
+        self._host_tasks.add(task)
+        task.add_done_callback(self._host_tasks.discard)
+        return DEFERRED
 
     def handle_cancel_request(self, request_id: Any) -> bool:
         """The agent withdrew a request: answer a matching pending permission ``cancelled``."""
@@ -179,6 +214,46 @@ class Session:
             raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
         params = {"sessionId": self.session_id, "terminalId": terminal_id}
         return await self.agent.connection.request("terminal/cancel", params)
+
+    async def close(self) -> None:
+        """Close the session: a running turn is cancelled first and ends ``cancelled``; then
+        ``session/close`` where the agent supports it; terminals released."""
+        if self.running:
+            await self.cancel()
+        if self.protocol_version >= 2 or self.agent.supports("close"):
+            await self.agent.connection.request("session/close", {"sessionId": self.session_id})
+        turn = self.turn
+        if turn is not None and not turn.ended:  # the agent will say no more about this session
+            turn.ended, turn.stop_reason = True, "cancelled"
+            self.state.apply({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+            self._finish_turn(turn)
+        await self.host.close()
+        self.agent.sessions.pop(self.session_id, None)
+
+    # -- notebook conveniences (client.background, client.sync, client.settings) ----------------
+    def prompt_task(self, prompt: str | dict | Sequence[Any]) -> asyncio.Task:
+        """Run a turn as a background task (after this session's earlier ones); returns the task."""
+        from .background import start_turn
+
+        return start_turn(self, prompt)
+
+    def prompt_sync(self, prompt: str | dict | Sequence[Any], permissions: Any = None) -> str | None:
+        """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
+        from .sync import prompt_sync
+
+        return prompt_sync(self, prompt, permissions)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+        """``session/set_config_option``; returns the agent's complete, updated option list."""
+        from .settings import set_config_option
+
+        return await set_config_option(self, config_id, value)
+
+    async def set_mode(self, mode_id: str) -> str:
+        """Switch mode (the ``mode`` config option, else v1 ``session/set_mode``)."""
+        from .settings import set_mode
+
+        return await set_mode(self, mode_id)
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

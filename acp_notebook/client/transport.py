@@ -60,6 +60,8 @@ class AgentProcess:
             env={**os.environ, **(env or {})},
             limit=LINE_LIMIT,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            # its own process group: a kernel interrupt (killpg SIGINT) must not reach it
+            process_group=0 if os.name == "posix" else None,
         )
         return cls(proc, argv)
 

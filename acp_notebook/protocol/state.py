@@ -38,6 +38,7 @@ class SessionState(UpdatesMixin):
         self.plans: dict[str, Plan] = {}
         self.permissions: dict[str, PermissionRequest] = {}
         self.timeline: list[tuple[str, Any]] = []
+        self.file_writes: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
         self.terminal_output_cap = terminal_output_cap
         self._clock = clock
@@ -185,10 +186,23 @@ class SessionState(UpdatesMixin):
         if data is None:
             self.diagnose("invalid-base64", "terminal output chunk is not valid base64 (skipped)", update)
             return
+        self.append_output(terminal_id, data)
+
+    def append_output(self, terminal_id: str, data: bytes) -> None:
+        """Append bytes to a terminal (a decoded chunk, or a client-run terminal's output)."""
         term, created = self._terminal(terminal_id)
         term.append(data)
         if self._observers:
             self._emit(Change("terminal", terminal_id, ("output",), created, data))
+
+    # -- client-side file writes (v1 fs/write_text_file) -------------------------------------------
+    def record_file_write(self, path: str, old_text: str | None, new_text: str) -> None:
+        """Record a file the agent wrote through the client, as a v1-shaped diff."""
+        self.file_writes.append({"path": path, "oldText": old_text, "newText": new_text})
+        index = len(self.file_writes) - 1
+        self._note("file_write", index)
+        if self._observers:
+            self._emit(Change("file_write", str(index), (), True))
 
 
 SessionState._handlers = {

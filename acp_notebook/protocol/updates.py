@@ -175,7 +175,7 @@ class UpdatesMixin:
         self.notices.append({k: v for k, v in update.items() if k != "sessionUpdate"})
         self._note("notice", len(self.notices) - 1)
         if self._observers:
-            self._emit(Change("notice", str(len(self.notices) - 1)))
+            self._emit(Change("notice", str(len(self.notices) - 1), (), True))
 
     def _apply_other(self, kind: Any, update: dict[str, Any]) -> None:
         if not isinstance(kind, str):
@@ -186,7 +186,7 @@ class UpdatesMixin:
         self.other_updates.append(update)
         self._note("other", len(self.other_updates) - 1)
         if self._observers:
-            self._emit(Change("other", str(len(self.other_updates) - 1), (kind,)))
+            self._emit(Change("other", str(len(self.other_updates) - 1), (kind,), True))
 
     def _v1_tool_call(self, update: dict[str, Any]) -> None:
         self._tool_call(update, replace=True)

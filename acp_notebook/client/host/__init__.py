@@ -1,0 +1,61 @@
+"""What a v1 client offers its agent: file access and terminals (``fs/*``, ``terminal/*``)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ...protocol.jsonrpc import METHOD_NOT_FOUND
+from ...protocol.state import SessionState
+from ..errors import RpcError
+from .fs import FileAccess, FilePolicy
+from .terminals import TerminalHost
+
+__all__ = ["HOST_METHODS", "FilePolicy", "Host"]
+
+HOST_METHODS = frozenset(
+    {
+        "fs/read_text_file",
+        "fs/write_text_file",
+        "terminal/create",
+        "terminal/output",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/release",
+    }
+)
+
+
+class Host:
+    """The v1 host capabilities of one session, limited to its roots."""
+
+    def __init__(self, state: SessionState, roots: list[str], policy: FilePolicy | None = None) -> None:
+        self.files = FileAccess(roots, policy or FilePolicy(), on_write=state.record_file_write)
+        self.terminals = TerminalHost(state, self.files, roots[0] if roots else None)
+        self._methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "fs/read_text_file": self._read,
+            "fs/write_text_file": self._write,
+            "terminal/create": self.terminals.create,
+            "terminal/output": self.terminals.output,
+            "terminal/wait_for_exit": self.terminals.wait_for_exit,
+            "terminal/kill": self.terminals.kill,
+            "terminal/release": self.terminals.release,
+        }
+
+    async def serve(self, method: str, params: dict[str, Any]) -> Any:
+        """Run one host method; errors are ``RpcError``s for the agent."""
+        handler = self._methods.get(method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return await handler(params)
+
+    async def _read(self, params: dict[str, Any]) -> Any:
+        return self.files.read(params)
+
+    async def _write(self, params: dict[str, Any]) -> Any:
+        self.files.write(params)
+        return {}
+
+    async def close(self) -> None:
+        """Kill and release every terminal."""
+        await self.terminals.close()

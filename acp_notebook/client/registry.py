@@ -1,0 +1,128 @@
+"""The agents and named sessions of this kernel (or process), and their end at exit.
+
+Agents started by the magic or ``start_agent_sync`` — and those the extension finds in the user
+namespace — are kept here, so ``%acp status`` can list them and none outlives the kernel:
+
+- a normal exit (kernel shutdown or restart, end of a script) runs ``terminate_all`` (atexit):
+  SIGTERM to each agent's process group, a short wait, then SIGKILL. Agents run in their own
+  process group (``transport``), so this also reaches the tools they started, and a kernel
+  interrupt (which jupyter_client sends to the kernel's whole group) does not kill them;
+- a killed kernel (SIGKILL) cannot run anything: there ``transport``'s ``PR_SET_PDEATHSIG``
+  (Linux) makes the kernel's death kill each agent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .session import Session
+
+EXIT_GRACE = 1.0
+
+
+def demo_command() -> list[str]:
+    """The bundled offline demo agent, run by this interpreter."""
+    return [sys.executable, "-m", "acp_notebook.demo_agent"]
+
+
+class Registry:
+    """Kernel-wide: the agents started here (in order) and the sessions bound to names."""
+
+    def __init__(self) -> None:
+        self.agents: list[Agent] = []
+        self.names: dict[str, Session] = {}
+        self._atexit = False
+
+    def add_agent(self, agent: Agent) -> None:
+        """Track ``agent`` (listed, and ended at exit)."""
+        if agent not in self.agents:
+            self.agents.append(agent)
+        if not self._atexit:
+            atexit.register(self.terminate_all)
+            self._atexit = True
+
+    def bind(self, name: str, session: Session) -> None:
+        """Remember ``session`` under ``name`` (and track its agent)."""
+        self.add_agent(session.agent)
+        self.names[name] = session
+
+    def names_of(self, session: Session) -> list[str]:
+        """The names bound to ``session``."""
+        return [name for name, bound in self.names.items() if bound is session]
+
+    def sessions(self) -> list[Session]:
+        """Every session of every tracked agent, in order."""
+        return [session for agent in self.agents for session in agent.sessions.values()]
+
+    def number(self, agent: Agent) -> int:
+        """The agent's 1-based number in start order."""
+        return self.agents.index(agent) + 1
+
+    def forget(self, agent: Agent) -> None:
+        """Stop tracking ``agent`` and drop the names of its sessions."""
+        if agent in self.agents:
+            self.agents.remove(agent)
+        for name in [n for n, s in self.names.items() if s.agent is agent]:
+            del self.names[name]
+
+    def live_pids(self) -> list[int]:
+        """Process ids of tracked agents that are still running."""
+        return [a.process.pid for a in self.agents if _alive(a.process.pid)]
+
+    def terminate_all(self, grace: float = EXIT_GRACE) -> None:
+        """Synchronously end every agent still running (SIGTERM, wait ``grace``, SIGKILL)."""
+        pids = self.live_pids()
+        for pid in pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(_alive(pid, reap=True) for pid in pids):
+            time.sleep(0.02)
+        for pid in pids:
+            if _alive(pid, reap=True):
+                _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, signum: int) -> None:
+    """Signal the agent's process group if it leads one of its own, else just the agent."""
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signum)
+            return
+        os.kill(pid, signum)
+
+
+def _alive(pid: int, reap: bool = False) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone; with ``reap``, reaped if it is our child)."""
+    if reap:  # only at exit: while the loop lives, asyncio's child watcher reaps its children
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return not sys.platform.startswith("linux")
+
+
+_registry: Registry | None = None
+
+
+def registry() -> Registry:
+    """The registry of this process."""
+    global _registry
+    if _registry is None:
+        _registry = Registry()
+    return _registry

@@ -1,0 +1,188 @@
+"""The ``%acp`` subcommands, as coroutines run on the agents' event loop."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from typing import Any
+
+from IPython.display import display
+
+from ..client import background, settings
+from ..client.agent import Agent, start_agent
+from ..client.errors import AcpError
+from ..client.registry import demo_command, registry
+from ..client.session import Session
+from . import report
+from .errors import MagicError
+from .parser import parse_env
+
+
+def _view(session: Session, **options: Any) -> Any:
+    from ..widgets import SessionView  # the widgets load the browser bundle: only when shown
+
+    return SessionView(session, **options)
+
+
+class Commands:
+    """Looks sessions up by name and runs the subcommands."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.registry = registry()
+
+    # -- names ------------------------------------------------------------------------------------
+    def session(self, name: str) -> Session:
+        """The session bound to ``name`` (the user namespace first, then the registry)."""
+        value = self.shell.user_ns.get(name)
+        session = value if isinstance(value, Session) else self.registry.names.get(name)
+        if session is None:
+            raise MagicError(f"no session named {name!r}: start one with %acp start --name {name}")
+        if not session.agent.closed:
+            self.registry.bind(name, session)
+        return session
+
+    def live_session(self, name: str) -> Session:
+        """``session(name)``, checking its agent still runs."""
+        session = self.session(name)
+        if session.agent.closed:
+            code = session.agent.returncode
+            raise MagicError(f"the agent of {name!r} has exited (code {code}): %acp start it again")
+        return session
+
+    def bind(self, name: str, session: Session) -> None:
+        """Bind ``session`` to ``name`` in the user namespace and the registry."""
+        self.shell.user_ns[name] = session
+        self.registry.bind(name, session)
+
+    def _in_use(self, agent: Agent, but: str) -> bool:
+        named = {n: s for n, s in self.registry.names.items() if n != but}
+        named.update({n: v for n, v in self.shell.user_ns.items() if n != but and isinstance(v, Session)})
+        return any(s.agent is agent for s in named.values())
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    async def start(self, args: argparse.Namespace) -> None:
+        """``%acp start``: a new agent and session bound to ``--name``; the previous one is closed."""
+        command = args.command or demo_command()
+        try:
+            agent = await start_agent(
+                command,
+                args.cwd,
+                parse_env(args.env),
+                protocol_version=args.protocol,
+                init_timeout=args.timeout,
+            )
+        except (AcpError, OSError) as exc:
+            raise MagicError.from_exception(exc) from None
+        self.registry.add_agent(agent)
+        try:
+            session = await agent.new_session(args.cwd)
+        except AcpError as exc:
+            await agent.close(0.5)
+            self.registry.forget(agent)
+            raise MagicError.from_exception(exc, "session/new failed: ") from None
+        await self._replace(args.name)
+        self.bind(args.name, session)
+        print(f"Started {report.describe(agent)}; session {session.session_id} is `{args.name}`.")
+        if not args.no_view:
+            display(_view(session, title=args.name))
+
+    async def _replace(self, name: str) -> None:
+        old = self.registry.names.get(name) or self.shell.user_ns.get(name)
+        if not isinstance(old, Session) or old.agent.closed or self._in_use(old.agent, name):
+            return
+        await old.agent.close()
+        self.registry.forget(old.agent)
+        print(f"Stopped the previous agent of `{name}` (pid {old.agent.process.pid}).")
+
+    async def new(self, args: argparse.Namespace) -> None:
+        """``%acp new``: another session on the agent of ``--on``."""
+        agent = self.live_session(args.on).agent
+        name = args.name or args.on
+        try:
+            session = await agent.new_session(args.cwd)
+        except AcpError as exc:
+            raise MagicError.from_exception(exc, "session/new failed: ") from None
+        self.bind(name, session)
+        print(f"New session {session.session_id} on agent [{self.registry.number(agent)}] is `{name}`.")
+
+    async def stop(self, args: argparse.Namespace) -> None:
+        """``%acp stop``: close an agent (``--all``: every agent)."""
+        agents = list(self.registry.agents) if args.all else [self.session(args.name).agent]
+        numbers = [self.registry.number(a) if a in self.registry.agents else "?" for a in agents]
+        if not agents:
+            print("no agents to stop")
+        for agent, number in zip(agents, numbers, strict=True):
+            code = await agent.close()
+            self.registry.forget(agent)
+            print(f"Stopped agent [{number}] {report.describe(agent)}: exit code {code}.")
+
+    # -- turns ------------------------------------------------------------------------------------
+    async def cancel(self, args: argparse.Namespace) -> None:
+        """``%acp cancel``: cancel the running turn and drop queued prompts."""
+        session = self.live_session(args.name)
+        dropped = background.drop_queued(session)
+        running = session.running
+        await session.cancel()
+        what = "cancelled the running turn" if running else "no turn was running (session/cancel sent)"
+        print(f"`{args.name}`: {what}" + (f"; dropped {dropped} queued prompt(s)" if dropped else "") + ".")
+
+    async def wait(self, args: argparse.Namespace) -> None:
+        """``%acp wait``: wait for the running and queued turns (an interrupt cancels them)."""
+        session = self.live_session(args.name)
+        if not await background.wait_idle(session, args.timeout):
+            raise MagicError(f"`{args.name}` is still busy after {args.timeout:g} s", "TimeoutError")
+        print(f"`{args.name}`: {report.turn_state(session)}")
+
+    # -- settings ---------------------------------------------------------------------------------
+    async def mode(self, args: argparse.Namespace) -> None:
+        """``%acp mode [MODE]``."""
+        session = self.live_session(args.name)
+        if args.mode is not None:
+            with _agent_errors():
+                await session.set_mode(args.mode)
+        print("\n".join(report.mode_report(session)))
+
+    async def config(self, args: argparse.Namespace) -> None:
+        """``%acp config [ID [VALUE]]``."""
+        session = self.live_session(args.name)
+        if args.config_id is not None and args.value is not None:
+            option = settings.config_option(session, args.config_id)
+            try:
+                value = settings.parse_value(option, args.value)
+            except ValueError as exc:
+                raise MagicError(str(exc), "UsageError") from None
+            with _agent_errors():
+                await session.set_config_option(args.config_id, value)
+        lines = report.config_report(session)
+        if args.config_id is not None:
+            lines = [line for line in lines if line.startswith(f"{args.config_id} =")] or [
+                f"no config option {args.config_id!r}"
+            ]
+        print("\n".join(lines))
+
+    # -- reports ----------------------------------------------------------------------------------
+    async def status(self, args: argparse.Namespace) -> None:
+        """``%acp status``."""
+        only = self.session(args.name) if args.name else None
+        print("\n".join(report.status_report(self.registry, only)))
+
+    async def list(self, args: argparse.Namespace) -> None:
+        """``%acp list``."""
+        print("\n".join(report.agents_report(self.registry)))
+
+    async def sessions(self, args: argparse.Namespace) -> None:
+        """``%acp sessions``."""
+        print("\n".join(report.sessions_report(self.registry)))
+
+    async def view(self, args: argparse.Namespace) -> None:
+        """``%acp view``: the live view of the whole session."""
+        display(_view(self.session(args.name), title=args.name))
+
+
+@contextlib.contextmanager
+def _agent_errors():
+    try:
+        yield
+    except AcpError as exc:
+        raise MagicError.from_exception(exc) from None

@@ -1,0 +1,66 @@
+"""Cell hooks: know the agents in the user namespace; an interrupted cell cancels its turns.
+
+Before each cell, agents and sessions found in the user namespace join the registry (so
+``%acp status`` lists them and they end with the kernel), and each session's turn count is noted.
+After a cell that ended with ``CancelledError`` or ``KeyboardInterrupt`` — how ipykernel 7.4
+delivers a kernel interrupt to an awaiting cell, e.g. ``await session.prompt(...)`` — every turn
+that the cell started and that is still running is cancelled (``session/cancel``). ``%%acp --wait``
+and ``prompt_sync`` cancel their own turn and raise ``TurnInterrupted``, which is left alone here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from ..client.agent import Agent
+from ..client.background import TurnInterrupted, loop_of
+from ..client.registry import registry
+from ..client.session import Session
+from ..client.sync import run_sync
+
+INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
+
+
+class CellHooks:
+    """``pre_run_cell`` / ``post_run_cell`` callbacks for one shell."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.turns_before: dict[Session, int] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    def adopt(self) -> None:
+        """Track the running agents the user namespace holds (directly or through a session)."""
+        reg = registry()
+        for value in list(self.shell.user_ns.values()):
+            agent = value.agent if isinstance(value, Session) else value
+            if isinstance(agent, Agent) and not agent.closed and agent not in reg.agents:
+                reg.add_agent(agent)
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        """Note each session's turn count."""
+        self.adopt()
+        self.turns_before = {s: len(s.turns) for s in registry().sessions()}
+
+    def post_run_cell(self, result: Any = None) -> None:
+        """After an interrupted cell, cancel the turns it started."""
+        error = getattr(result, "error_in_exec", None)
+        if not isinstance(error, INTERRUPTS) or isinstance(error, TurnInterrupted):
+            return
+        for session in registry().sessions():
+            started = session.turns[self.turns_before.get(session, 0) :]
+            if session.running and session.turn in started and not session.agent.closed:
+                self._cancel(session)
+
+    def _cancel(self, session: Session) -> None:
+        names = ", ".join(registry().names_of(session)) or session.session_id
+        print(f"acp: the cell was interrupted: cancelling the turn of {names}", file=sys.stderr)
+        loop = loop_of(session.agent)
+        if loop.is_running():
+            task = loop.create_task(session.cancel())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        else:
+            run_sync(session.cancel(), loop)

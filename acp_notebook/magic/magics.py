@@ -1,0 +1,127 @@
+"""The ``%acp`` / ``%%acp`` magics: parse, call the client, display (thin, as anywidget's)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from ..client.sync import run_sync
+from .commands import Commands
+from .errors import HelpShown
+from .parser import parse_cell, parse_line
+from .prompting import prompt_cell
+
+SYNC_COMMANDS = frozenset({"status", "list", "sessions", "view"})
+
+
+async def _nothing() -> None:
+    return None
+
+
+@magics_class
+class AcpMagics(Magics):
+    """``%acp`` and ``%%acp`` (plus ``acp_await``, the awaitable form the extension rewrites to)."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.commands = Commands(shell)
+
+    @line_cell_magic
+    def acp(self, line: str, cell: str | None = None) -> None:
+        """Drive ACP agents from cells: start them, prompt them, watch and answer them.
+
+        Line magic — ``%acp SUBCOMMAND [options]`` (``%acp`` alone is ``%acp status``):
+
+          start [--name NAME] [--cwd DIR] [--env K=V ...] [--protocol 1|2] [--timeout S]
+                [--no-view] [COMMAND ...]
+              Start an agent and a session, bind the session to NAME in the user namespace
+              (default: ``acp``) and display its live view. COMMAND defaults to the bundled
+              offline demo agent (``python -m acp_notebook.demo_agent``; ``--env
+              ACP_DEMO_SPEED=0`` makes it instant). ``--cwd`` is the agent's working directory
+              and the session's root; ``--protocol 1`` forces ACP v1. Starting NAME again closes
+              the agent NAME held (unless another name still uses it). If the agent cannot
+              start, the error shows the last lines of its stderr.
+          new [--name NAME] [--on NAME] [--cwd DIR]
+              A new session on the agent of ``--on`` (default ``acp``), bound to ``--name``
+              (default: the ``--on`` name, i.e. a fresh conversation in its place).
+          status [--name NAME]   agents, sessions, turn state, queued prompts, pending permissions
+          list                   the agents started in (or adopted by) this kernel
+          sessions               the sessions of those agents
+          view [--name NAME]     display the live view of the whole session again
+          cancel [--name NAME]   cancel the running turn (``session/cancel``; pending permission
+                                 requests are answered ``cancelled``) and drop queued prompts
+          wait [--name NAME] [--timeout S]
+                                 wait until the running and queued turns have ended
+          mode [MODE] [--name NAME]
+                                 show the modes, or switch to MODE (v2: the config option of
+                                 category ``mode``; v1: ``session/set_mode``)
+          config [ID [VALUE]] [--name NAME]
+                                 show the config options, or set one
+                                 (``session/set_config_option``; true/false for booleans)
+          stop [--name NAME] [--all]
+                                 close the agent (stdin closed, then terminate, then kill)
+          help                   this text (also ``%acp?``); ``%acp SUBCOMMAND -h`` for one
+
+        Cell magic — ``%%acp [--name NAME] [--wait] [--title TEXT]``:
+
+          The cell body is the prompt, sent to session NAME (default ``acp``). The cell shows
+          the view of this turn only — its messages, tool calls, terminals and permission
+          requests, live — and returns at once: the turn runs as a task on the kernel's event
+          loop, so its buttons work and other cells can run. A prompt sent while the session is
+          busy is queued (the cell says so) and starts when the running turn ends.
+          ``--wait`` makes the cell wait for the end of the turn; permission buttons still work
+          while it waits, and interrupting the kernel (■) cancels the turn, answers pending
+          permissions ``cancelled`` and leaves the agent running.
+
+        How it works: the extension rewrites top-level ``%acp`` lines and ``%%acp`` cells into
+        ``await`` (an IPython input transformer), so they run as awaiting cells (ipykernel >= 7.4
+        handles clicks during an awaiting cell, never during a blocking one). Where that is not
+        possible (``x = %acp ...``, inside a function, ``%autoawait off``) the magic blocks the
+        cell, running the loop nested (``nest_asyncio2``); a blocking ``--wait`` answers
+        permission requests by cancelling the turn, as ``session.prompt_sync`` does.
+        ``{var}`` and ``$var`` in the magic line are expanded from the user namespace.
+
+        From Python: NAME is an ``acp_notebook.Session`` — ``acp.state.tool_calls``,
+        ``acp.state.terminals[...].output``, ``acp.pending_permissions[0].select("allow-once")``,
+        ``acp.permission_handler = fn``, ``await acp.prompt("...")``, ``acp.prompt_task("...")``,
+        ``acp.prompt_sync("...", permissions="allow-once")``.
+        """
+        try:
+            work = self._work(line, cell, blocking=True)
+        except HelpShown:
+            return None
+        return run_sync(work) if inspect.iscoroutine(work) else None
+
+    @line_cell_magic
+    def acp_await(self, line: str, cell: str | None = None) -> Any:
+        """Internal: ``%acp`` / ``%%acp`` as a coroutine (the extension rewrites cells to await it)."""
+        try:
+            work = self._work(line, cell, blocking=False)
+        except HelpShown:
+            work = None
+        return work if inspect.iscoroutine(work) else _nothing()
+
+    def _work(self, line: str, cell: str | None, blocking: bool) -> Any:
+        """Parse and start: a coroutine to run, or None when the work is already done."""
+        if cell is not None:
+            return prompt_cell(self.commands, parse_cell(line), cell, blocking)
+        command, args = parse_line(line)
+        if command == "help":
+            print(inspect.cleandoc(AcpMagics.acp.__doc__ or ""))
+            return None
+        method = getattr(self.commands, command)
+        if command in SYNC_COMMANDS:
+            return _run_now(method(args))
+        return method(args)
+
+
+def _run_now(coroutine: Any) -> None:
+    """Run a coroutine that never awaits anything (the reports) without an event loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return None
+    coroutine.close()
+    raise RuntimeError("a report command awaited something")

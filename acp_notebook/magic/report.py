@@ -1,0 +1,111 @@
+"""Plain-text reports: ``%acp status``, ``list``, ``sessions``, ``config``, ``mode``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..client import background, settings
+from ..client.registry import Registry
+
+
+def describe(agent: Any) -> str:
+    """``title version (ACP vN, pid P)``."""
+    info = agent.info if isinstance(agent.info, dict) else {}
+    name = info.get("title") or info.get("name") or agent.process.argv[0]
+    version = f" {info['version']}" if isinstance(info.get("version"), str) else ""
+    return f"{name}{version} (ACP v{agent.protocol_version}, pid {agent.process.pid})"
+
+
+def agent_state(agent: Any) -> str:
+    """``running`` or ``exited (code N)``."""
+    if not agent.closed and agent.returncode is None:
+        return "running"
+    return f"exited (code {agent.returncode})"
+
+
+def turn_state(session: Any) -> str:
+    """The run state, the last stop reason, and how many prompts wait."""
+    state = session.state
+    text = str(state.run_state)
+    if state.stop_reason and state.run_state == "idle":
+        text += f" ({state.stop_reason})"
+    queued = sum(1 for t in background.pending(session) if not background.started(t))
+    if queued:
+        text += f", {queued} queued"
+    return text
+
+
+def agents_report(registry: Registry) -> list[str]:
+    """One line per agent."""
+    if not registry.agents:
+        return ["no agents: start one with %acp start"]
+    return [
+        f"[{registry.number(a)}] {describe(a)} {agent_state(a)}, {len(a.sessions)} session(s)"
+        for a in registry.agents
+    ]
+
+
+def session_line(registry: Registry, session: Any) -> str:
+    """One line for a session."""
+    names = ", ".join(registry.names_of(session)) or "(unnamed)"
+    state = session.state
+    return (
+        f"{names}: {session.session_id} on agent [{registry.number(session.agent)}], "
+        f"{turn_state(session)}, {len(session.turns)} turn(s), {len(state.tool_calls)} tool call(s)"
+    )
+
+
+def sessions_report(registry: Registry) -> list[str]:
+    """One line per session."""
+    sessions = registry.sessions()
+    if not sessions:
+        return ["no sessions"]
+    return [session_line(registry, s) for s in sessions]
+
+
+def permission_lines(session: Any) -> list[str]:
+    """The pending permission requests of a session."""
+    return [
+        f"    waiting for an answer: {p.key} {p.title!r}, options {', '.join(p.option_ids)}"
+        for p in session.pending_permissions
+    ]
+
+
+def status_report(registry: Registry, only: Any = None) -> list[str]:
+    """Agents, then sessions with their turn state and pending permissions."""
+    lines = ["agents:", *("  " + line for line in agents_report(registry)), "sessions:"]
+    sessions = [only] if only is not None else registry.sessions()
+    if not sessions:
+        lines.append("  no sessions")
+    for session in sessions:
+        lines.append("  " + session_line(registry, session))
+        lines += permission_lines(session)
+        if session.last_error:
+            lines.append(f"    last error: {session.last_error}")
+    return lines
+
+
+def config_report(session: Any) -> list[str]:
+    """The advertised config options with their current values and choices."""
+    options = [o for o in session.state.config_options or [] if isinstance(o, dict)]
+    if not options:
+        return ["the agent advertises no config options"]
+    lines = []
+    for option in options:
+        values = [v.get("value") for v in option.get("options") or [] if isinstance(v, dict)]
+        choices = f" (choices: {', '.join(map(str, values))})" if values else ""
+        current = option.get("currentValue")
+        lines.append(f"{option.get('configId')} = {current!r}  {option.get('name')}{choices}")
+    return lines
+
+
+def mode_report(session: Any) -> list[str]:
+    """The current mode and the available ones."""
+    option = settings.mode_option(session)
+    if option is not None:
+        ids = [v.get("value") for v in option.get("options") or [] if isinstance(v, dict)]
+    else:
+        ids = [m.get("id") for m in settings.v1_modes(session)]
+    if not ids:
+        return ["the agent advertises no modes"]
+    return [f"mode: {settings.current_mode(session)} (available: {', '.join(map(str, ids))})"]

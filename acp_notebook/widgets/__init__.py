@@ -1,0 +1,7 @@
+"""Notebook views over the session state (anywidget), coalesced by one kernel-wide scheduler."""
+
+from .runtime import Runtime, get_runtime
+from .scheduler import Scheduler, default_scheduler
+from .session_view import SessionView
+
+__all__ = ["Runtime", "Scheduler", "SessionView", "default_scheduler", "get_runtime"]

@@ -1,0 +1,74 @@
+"""What a view's buttons do: calls into the session, run on the kernel's event loop.
+
+A view never sees the connection; it gets an ``Actions`` object. For a live ``Session`` the
+actions answer permissions and schedule cancellations as tasks; for a bare ``SessionState``
+(hand-fed, e.g. in a tutorial) a permission click just records the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..protocol.state import SessionState
+
+
+class Actions:
+    """Button handlers for a view over a bare state: permissions only."""
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+
+    def select(self, key: str, option_id: str) -> None:
+        """Answer permission ``key`` with ``option_id`` (ignored if already answered)."""
+        request = self.state.permissions.get(key)
+        if request is None or not request.pending:
+            return
+        try:
+            request.select(option_id)
+        except ValueError as exc:
+            self.state.diagnose("view-action-error", str(exc))
+
+    def cancel_turn(self) -> None:
+        """Stop the current turn (no-op without a session)."""
+
+    def cancel_tool_call(self, tool_call_id: str) -> None:
+        """Cancel one tool call (no-op without a session)."""
+
+    def cancel_terminal(self, terminal_id: str) -> None:
+        """Cancel one terminal (no-op without a session)."""
+
+
+class SessionActions(Actions):
+    """Button handlers for a live session."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__(session.state)
+        self.session = session
+
+    def cancel_turn(self) -> None:
+        """Cancel the session's current turn."""
+        self._spawn(self.session.cancel)
+
+    def cancel_tool_call(self, tool_call_id: str) -> None:
+        """Ask the agent to cancel one tool call."""
+        self._spawn(lambda: self.session.cancel_tool_call(tool_call_id))
+
+    def cancel_terminal(self, terminal_id: str) -> None:
+        """Ask the agent to cancel one terminal."""
+        self._spawn(lambda: self.session.cancel_terminal(terminal_id))
+
+    def _spawn(self, make: Callable[[], Awaitable[Any]]) -> None:
+        async def run() -> None:
+            try:
+                await make()
+            except Exception as exc:
+                self.state.diagnose("view-action-error", f"{exc}")
+
+        asyncio.get_running_loop().create_task(run())
+
+
+def actions_for(session: Any, state: SessionState) -> Actions:
+    """Session actions when there is a session, else state-only actions."""
+    return SessionActions(session) if session is not None else Actions(state)

@@ -1,0 +1,226 @@
+"""SessionView: the live widget of one session (or one turn), fed by state changes.
+
+It never touches the connection: state changes mark entries dirty, the kernel-wide scheduler
+decides when a coalesced patch goes out (terminal bytes as binary buffers, only the new ones),
+and the ``snapshot``/``terminal_bytes`` traits are refreshed more slowly so that a reload or a
+saved notebook shows the same tree. Clicks come back as messages and go to ``actions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import anywidget
+import traitlets
+from ipywidgets import widget_serialization
+
+from ..protocol.changes import Change
+from ..protocol.content import terminal_refs
+from ..protocol.state import SessionState
+from . import viewmodel as vm
+from .actions import Actions, actions_for
+from .runtime import Runtime, get_runtime, static_file
+from .scheduler import Scheduler, default_scheduler
+
+ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
+
+
+class SessionView(anywidget.AnyWidget):
+    """A live view of a session's state: conversation, tool-call cards, terminals, permissions."""
+
+    _esm = static_file("loader.js")
+    runtime = traitlets.Instance(Runtime).tag(sync=True, **widget_serialization)
+    snapshot = traitlets.Dict().tag(sync=True)
+    terminal_bytes = traitlets.Bytes().tag(sync=True)
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        since: int = 0,
+        title: str | None = None,
+        scheduler: Scheduler | None = None,
+        actions: Actions | None = None,
+        root: str | None = None,
+    ) -> None:
+        super().__init__(runtime=get_runtime())
+        self.session = None if isinstance(source, SessionState) else source
+        self.state: SessionState = source if isinstance(source, SessionState) else source.state
+        self.title, self.root = title, root if root is not None else vm.server_root()
+        self.actions = actions or actions_for(self.session, self.state)
+        self.scheduler = scheduler or default_scheduler()
+        self.following = True
+        self._keys: dict[str, tuple[str, Any]] = {}
+        self._terminals: dict[str, None] = {}
+        self._dirty: dict[str, None] = {}
+        self._new: list[str] = []
+        self._dirty_terms: dict[str, None] = {}
+        self._sent_terms: dict[str, tuple[int, int]] = {}
+        self._seq = 0
+        self._loop = _running_loop()
+        for kind, key in self.state.timeline[since:]:
+            self._include(kind, key)
+        self._unsubscribe = self.state.subscribe(self._on_change)
+        self.on_msg(self._on_msg)
+        self.flush_snapshot()
+        self._mark_sent()  # the first snapshot carries everything so far
+
+    def _mark_sent(self) -> None:
+        self._dirty, self._dirty_terms, self._new = {}, {}, []
+        for terminal_id in self._terminals:
+            term = self.state.terminals.get(terminal_id)
+            if term is not None:
+                self._sent_terms[terminal_id] = (term.generation, term.end_offset)
+
+    # -- what the view holds ----------------------------------------------------------------------
+    @property
+    def entry_keys(self) -> list[str]:
+        """The entry keys shown, in order."""
+        return list(self._keys)
+
+    def stop_following(self) -> None:
+        """Show no new items from now on (updates to the shown ones still arrive)."""
+        self.following = False
+
+    def _include(self, kind: str, key: Any) -> None:
+        view_key = vm.entry_key(kind, key)
+        if view_key in self._keys:
+            return
+        self._keys[view_key] = (kind, key)
+        self._new.append(view_key)
+        self._dirty[view_key] = None
+        if kind == "tool_call":
+            self._include_terminals(self.state.tool_calls[key].content)
+
+    def _include_terminals(self, content: list[Any]) -> None:
+        for terminal_id in terminal_refs(content):
+            if terminal_id not in self._terminals:
+                self._terminals[terminal_id] = None
+                self._dirty_terms[terminal_id] = None
+
+    # -- changes ----------------------------------------------------------------------------------
+    def _on_change(self, change: Change) -> None:
+        kind = change.kind
+        if kind in ITEM_KINDS:
+            self._item_changed(change)
+        elif kind == "terminal":
+            if change.id not in self._terminals:
+                return
+            self._dirty_terms[change.id] = None
+        self.scheduler.mark(self)
+
+    def _item_changed(self, change: Change) -> None:
+        key = int(change.id) if change.kind in ("notice", "other", "file_write") else change.id
+        view_key = vm.entry_key(change.kind, key)
+        if view_key in self._keys:
+            self._dirty[view_key] = None
+            if change.kind == "tool_call" and "content" in change.fields:
+                self._include_terminals(self.state.tool_calls[key].content)
+        elif change.created and self.following:
+            self._include(change.kind, key)
+
+    # -- flushing (called by the scheduler) -------------------------------------------------------
+    def flush_patch(self) -> int:
+        """Send one coalesced patch with what changed since the last one; returns messages sent."""
+        return self._send_patch(full=False)
+
+    def flush_full(self) -> int:
+        """Send the whole view as one patch (the answer to a browser's ``resync``)."""
+        self._sent_terms.clear()
+        self._new, self._dirty = list(self._keys), dict.fromkeys(self._keys)
+        self._dirty_terms = dict.fromkeys(self._terminals)
+        return self._send_patch(full=True)
+
+    def _send_patch(self, *, full: bool) -> int:
+        if self.comm is None:
+            return 0
+        self._seq += 1
+        entries = {k: self._entry(k) for k in self._dirty}
+        metas, moves, buffers = self._terminal_changes(list(self._dirty_terms))
+        message = {"type": "patch", "seq": self._seq, "full": full, "header": self._header()}
+        message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
+        self._dirty, self._dirty_terms, self._new = {}, {}, []
+        self.send(message, buffers)
+        return 1
+
+    def flush_snapshot(self) -> int:
+        """Refresh the ``snapshot`` and ``terminal_bytes`` traits (what reloads show)."""
+        if self.comm is None:
+            return 0
+        blob, metas = bytearray(), {}
+        for terminal_id in self._terminals:
+            term = self.state.terminals.get(terminal_id)
+            if term is None:
+                continue
+            data = term.output
+            metas[terminal_id] = {**vm.terminal_meta(term), "blob": [len(blob), len(data)]}
+            blob += data
+        snapshot = {"seq": self._seq, "header": self._header(), "order": list(self._keys)}
+        snapshot.update({"entries": {k: self._entry(k) for k in self._keys}, "terminals": metas})
+        with self.hold_sync():
+            self.snapshot = snapshot
+            self.terminal_bytes = bytes(blob)
+        return 1
+
+    def _entry(self, view_key: str) -> dict[str, Any]:
+        kind, key = self._keys[view_key]
+        return vm.build_entry(self.state, kind, key, self.root)
+
+    def _header(self) -> dict[str, Any]:
+        return vm.header(self.state, self.session, self.title)
+
+    def _terminal_changes(self, ids: list[str]) -> tuple[dict, list, list]:
+        metas, moves, buffers = {}, [], []
+        for terminal_id in ids:
+            term = self.state.terminals.get(terminal_id)
+            if term is None:
+                continue
+            metas[terminal_id] = vm.terminal_meta(term)
+            gen, end = self._sent_terms.get(terminal_id, (-1, 0))
+            reset = gen != term.generation or end < metas[terminal_id]["base"]
+            data = term.output if reset else term.read_from(end)
+            at = metas[terminal_id]["base"] if reset else end
+            if data or reset:
+                moves.append(
+                    {"id": terminal_id, "gen": term.generation, "at": at, "buf": len(buffers), "reset": reset}
+                )
+                buffers.append(data)
+            self._sent_terms[terminal_id] = (term.generation, term.end_offset)
+        return metas, moves, buffers
+
+    # -- from the browser ---------------------------------------------------------------------------
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if self._loop is not None and threading.current_thread() is not threading.main_thread():
+            self._loop.call_soon_threadsafe(self._handle_browser_msg, content)
+        else:
+            self._handle_browser_msg(content)
+
+    def _handle_browser_msg(self, content: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "resync":
+            self.flush_full()
+        elif kind == "select":
+            self.actions.select(str(content.get("key")), str(content.get("option")))
+        elif kind == "cancel_turn":
+            self.actions.cancel_turn()
+        elif kind == "cancel_tool_call":
+            self.actions.cancel_tool_call(str(content.get("id")))
+        elif kind == "cancel_terminal":
+            self.actions.cancel_terminal(str(content.get("id")))
+
+    def close(self) -> None:
+        """Stop observing the state and close the widget."""
+        self._unsubscribe()
+        self.scheduler.forget(self)
+        super().close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,50 @@
+// Test hooks on the registered API (read terminal buffers, check cell colours).
+import { viewsByHost } from "./terminal.js";
+
+function viewOf(host) {
+  if (!host) return null;
+  return viewsByHost.get(host) || viewsByHost.get(host.closest?.(".acp-terminal"));
+}
+
+async function ready(host) {
+  const view = viewOf(host);
+  if (!view) return null;
+  view.ensure();
+  await view.flushed();
+  return view.term;
+}
+
+export const debug = {
+  /** Every line of the terminal's active buffer (trailing empty lines dropped). */
+  async terminalLines(host) {
+    const term = await ready(host);
+    if (!term) return null;
+    const buf = term.buffer.active;
+    const lines = [];
+    for (let i = 0; i < buf.length; i++) lines.push(buf.getLine(i)?.translateToString(true) ?? "");
+    while (lines.length && !lines[lines.length - 1]) lines.pop();
+    return lines;
+  },
+
+  /** The foreground colour of a cell: {mode: "default"|"palette"|"rgb", color, chars}. */
+  async cellFg(host, row, col) {
+    const term = await ready(host);
+    const cell = term?.buffer.active.getLine(row)?.getCell(col);
+    if (!cell) return null;
+    const mode = cell.isFgPalette() ? "palette" : cell.isFgRGB() ? "rgb" : "default";
+    return { mode, color: cell.getFgColor(), colorMode: cell.getFgColorMode(), chars: cell.getChars() };
+  },
+
+  /** Size and scroll state of the terminal: {cols, rows, length, baseY, viewportY}. */
+  async termState(host) {
+    const term = await ready(host);
+    if (!term) return null;
+    const b = term.buffer.active;
+    return { cols: term.cols, rows: term.rows, length: b.length, baseY: b.baseY, viewportY: b.viewportY };
+  },
+
+  /** Is an xterm instance alive for this host right now? */
+  isInstantiated(host) {
+    return !!viewOf(host)?.term;
+  },
+};

@@ -1,0 +1,124 @@
+// The session header: title, agent, run state, usage, Stop, and the expandable extras.
+import { icon } from "./icons.js";
+import { fmtCount, h, prettyJson, text } from "./util.js";
+
+/** The header element for `hdr` (the WIRE.md Header). */
+export function renderHeader(hdr, ctx) {
+  hdr = hdr && typeof hdr === "object" ? hdr : {};
+  const main = h("div", { class: "acp-header-main" },
+    h("span", { class: "acp-header-title" }, text(hdr.title) || "ACP session"),
+    agentLabel(hdr.agent), runState(hdr), modeLabel(hdr.mode), usageLabel(hdr.usage));
+  const top = h("div", { class: "acp-header-top" }, main, stopButton(hdr, ctx));
+  const el = h("div", { class: "acp-header", dataset: { runState: text(hdr.run_state) } }, top);
+  const where = [hdr.cwd && `cwd ${text(hdr.cwd)}`, hdr.session_id && `session ${text(hdr.session_id)}`].filter(Boolean);
+  if (where.length) el.append(h("div", { class: "acp-header-sub acp-muted" }, where.join(" · ")));
+  if (hdr.stop_error != null) el.append(errorBlock(hdr.stop_error));
+  const extras = h("div", { class: "acp-header-extras" }, diagnostics(hdr, ctx), stderr(hdr, ctx), commands(hdr, ctx), config(hdr, ctx));
+  if (extras.childElementCount) el.append(extras);
+  return el;
+}
+
+function agentLabel(agent) {
+  if (!agent || typeof agent !== "object") return null;
+  const name = text(agent.title || agent.name);
+  const bits = [name, agent.version && `v${text(agent.version).replace(/^v/, "")}`].filter(Boolean).join(" ");
+  const proto = agent.protocol != null ? `ACP ${text(agent.protocol)}` : "";
+  const tip = [agent.name && `name: ${text(agent.name)}`, agent.title && `title: ${text(agent.title)}`].filter(Boolean).join("\n");
+  return h("span", { class: "acp-header-agent acp-muted", title: tip || null }, [bits, proto].filter(Boolean).join(" · "));
+}
+
+function runState(hdr) {
+  const state = text(hdr.run_state) || (hdr.running ? "running" : "idle");
+  if (hdr.closed) {
+    const code = hdr.exit_code != null ? ` (exit ${text(hdr.exit_code)})` : "";
+    return h("span", { class: "acp-badge acp-state-closed" }, `agent exited${code}`);
+  }
+  if (state === "running") return h("span", { class: "acp-badge acp-state-running" }, h("span", { class: "acp-spinner" }), "running");
+  if (state === "requires_action") {
+    const n = hdr.pending_permissions ? ` · ${text(hdr.pending_permissions)} pending` : "";
+    return h("span", { class: "acp-badge acp-state-action" }, `requires action${n}`);
+  }
+  const reason = state === "idle" && hdr.stop_reason ? ` · ${text(hdr.stop_reason).replace(/_/g, " ")}` : "";
+  const cls = state === "idle" ? (hdr.stop_error != null ? "acp-state-error" : "acp-state-idle") : "acp-state-other";
+  return h("span", { class: `acp-badge ${cls}` }, `${state.replace(/^([a-z]+)_/, "$1 ")}${reason}`);
+}
+
+function modeLabel(mode) {
+  return mode ? h("span", { class: "acp-tag", title: "session mode" }, `mode: ${text(mode)}`) : null;
+}
+
+function usageLabel(usage) {
+  if (!usage || typeof usage !== "object") return null;
+  const parts = [];
+  if (usage.used != null) {
+    const pct = typeof usage.size === "number" && usage.size > 0 && typeof usage.used === "number"
+      ? ` (${Math.round((100 * usage.used) / usage.size)}%)` : "";
+    parts.push(`ctx ${fmtCount(usage.used)}${usage.size != null ? ` / ${fmtCount(usage.size)}` : ""}${pct}`);
+  }
+  if (usage.cost != null) parts.push(costLabel(usage.cost));
+  return parts.length ? h("span", { class: "acp-header-usage acp-muted", title: prettyJson(usage) }, parts.join(" · ")) : null;
+}
+
+function costLabel(cost) {
+  if (typeof cost === "number") return `cost ${cost.toFixed(4)}`;
+  if (cost && typeof cost.amount === "number") return `cost ${cost.amount.toFixed(4)} ${text(cost.currency)}`.trim();
+  return `cost ${text(cost)}`;
+}
+
+function stopButton(hdr, ctx) {
+  if (!(hdr.running && hdr.can_cancel)) return null;
+  const btn = h("button", { class: "acp-btn acp-btn-stop", type: "button", title: "Cancel the current turn" }, icon("stop"), "Stop");
+  btn.addEventListener("click", () => {
+    btn.disabled = true;
+    ctx.send({ type: "cancel_turn" });
+  });
+  return btn;
+}
+
+function errorBlock(err) {
+  const msg = err && typeof err === "object" && typeof err.message === "string" ? err.message : text(err);
+  const el = h("div", { class: "acp-header-error" }, icon("warn"), h("span", null, msg));
+  if (err && typeof err === "object") el.append(h("details", { class: "acp-json" }, h("summary", null, "details"), h("pre", { class: "acp-pre", text: prettyJson(err) })));
+  return el;
+}
+
+/** A <details> whose open state survives header re-renders. */
+function section(ctx, id, label, count, body, cls = "") {
+  const d = h("details", { class: `acp-header-section ${cls}`, open: ctx.ui.open.has(id) },
+    h("summary", null, label, h("span", { class: "acp-count" }, text(count))), body);
+  d.addEventListener("toggle", () => (d.open ? ctx.ui.open.add(id) : ctx.ui.open.delete(id)));
+  return d;
+}
+
+function diagnostics(hdr, ctx) {
+  const list = Array.isArray(hdr.diagnostics) ? hdr.diagnostics : [];
+  const count = hdr.diagnostic_count || list.length;
+  if (!count) return null;
+  const rows = list.map((d) => h("li", { class: `acp-diag acp-diag-${d && d.level === "error" ? "error" : "warn"}` },
+    h("code", null, text(d && d.code)), " ", h("span", null, text(d && d.message))));
+  if (count > list.length) rows.unshift(h("li", { class: "acp-muted" }, `… ${count - list.length} earlier not shown`));
+  return section(ctx, "hdr:diag", "Diagnostics", count, h("ul", { class: "acp-diag-list" }, rows), "acp-has-diag");
+}
+
+function stderr(hdr, ctx) {
+  const lines = Array.isArray(hdr.stderr) ? hdr.stderr : [];
+  if (!lines.length) return null;
+  return section(ctx, "hdr:stderr", "Agent stderr", lines.length, h("pre", { class: "acp-pre acp-stderr", text: lines.map(text).join("\n") }));
+}
+
+function commands(hdr, ctx) {
+  const cmds = Array.isArray(hdr.commands) ? hdr.commands : [];
+  if (!cmds.length) return null;
+  const rows = cmds.map((c) => h("li", null, h("code", null, `/${text(c && c.name)}`), " ",
+    h("span", { class: "acp-muted" }, text(c && c.description)),
+    c && c.input && c.input.hint ? h("span", { class: "acp-muted" }, ` — ${text(c.input.hint)}`) : null));
+  return section(ctx, "hdr:cmds", "Slash commands", cmds.length, h("ul", { class: "acp-cmd-list" }, rows));
+}
+
+function config(hdr, ctx) {
+  const opts = Array.isArray(hdr.config_options) ? hdr.config_options : [];
+  if (!opts.length) return null;
+  const rows = opts.map((o) => h("li", null, h("span", null, text(o && (o.name || o.id))), ": ",
+    h("code", null, text(o && (o.currentValue ?? o.value)))));
+  return section(ctx, "hdr:config", "Config", opts.length, h("ul", { class: "acp-cmd-list" }, rows));
+}

@@ -1,0 +1,248 @@
+// One SessionView: draws the snapshot, applies patches (keyed, incremental), resyncs on gaps.
+import { renderHeader } from "./header.js";
+import { renderEntry } from "./entries.js";
+import { renderPermission } from "./permission.js";
+import { injectStyle } from "./style.js";
+import { TerminalStore } from "./terminals.js";
+import { TerminalObservers } from "./observers.js";
+import { Ticker } from "./ticker.js";
+import { renderCard } from "./toolcall.js";
+import { h, isLab, sig, toU8 } from "./util.js";
+
+const RESYNC_WAIT_MS = 2000;
+const CHUNK = 64; // entries per layout-contained chunk of the list
+
+/** api.mount: draw a SessionView into `el`; returns the cleanup function. */
+export function mount({ model, el, queued }) {
+  const view = new View(model, el);
+  view.start(Array.isArray(queued) ? queued : []);
+  return () => view.destroy();
+}
+
+class View {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.seq = -Infinity;
+    this.order = [];
+    this.entries = new Map(); // key → entry
+    this.sigs = new Map(); // key → JSON of the drawn entry
+    this.slots = new Map(); // key → node at the key's place in the list
+    this.cards = new Map(); // tool_call key → card element
+    this.perms = new Map(); // permission key → permission element (own place or in a card)
+    this.permTool = new Map(); // permission key → tool call id
+    this.toolPerms = new Map(); // tool call id → Set of permission keys
+    this.terminals = new TerminalStore();
+    this.observers = new TerminalObservers();
+    this.ui = { open: new Set(), collapsed: new Set(), diffMode: new Map(), unfolded: new Set(), pending: new Map() };
+    let lab;
+    this.ctx = {
+      ui: this.ui, terminals: this.terminals, send: (m) => this.send(m), tick: (e, t) => this.ticker.add(e, t),
+      isLab: () => (lab ??= isLab(el.ownerDocument || document)),
+      observeTerminal: (v) => this.observers.observe(v), unobserveTerminal: (v) => this.observers.unobserve(v),
+    };
+    this.header = h("div", { class: "acp-header" });
+    this.list = h("div", { class: "acp-entries" });
+    this.root = h("div", { class: "acp-session" }, this.header, this.list);
+    this.ticker = new Ticker(this.root);
+    this.onMsg = (msg, buffers) => this.guard(() => this.onMessage(msg, buffers));
+    this.onSnap = () => this.guard(() => this.applySnapshot());
+  }
+
+  start(queued) {
+    injectStyle(this.el.ownerDocument || document);
+    this.guard(() => this.applySnapshot());
+    for (const q of queued) this.guard(() => this.onMessage(q && q.msg, q && q.buffers));
+    this.el.append(this.root);
+    this.model.on("msg:custom", this.onMsg);
+    this.model.on("change:snapshot", this.onSnap);
+    this.requestResync(true);
+  }
+
+  destroy() {
+    this.model.off?.("msg:custom", this.onMsg);
+    this.model.off?.("change:snapshot", this.onSnap);
+    this.ticker.stop();
+    for (const card of this.cards.values()) for (const it of card._acpItems || []) it.node._acpDestroy?.();
+    this.observers.disconnect();
+    this.root.remove();
+  }
+
+  guard(fn) {
+    try {
+      fn();
+    } catch (err) {
+      console.error("acp_notebook view:", err);
+    }
+  }
+
+  send(msg) {
+    try {
+      this.model.send(msg);
+    } catch (err) {
+      console.warn("acp_notebook: cannot reach the kernel", err);
+    }
+  }
+
+  /** Ask for a full patch, unless one is already on its way (asked less than RESYNC_WAIT_MS ago). */
+  requestResync(force = false) {
+    const now = Date.now();
+    if (!force && this.awaitingFull && now - this.resyncAt < RESYNC_WAIT_MS) return;
+    this.resyncAt = now;
+    this.awaitingFull = true;
+    this.send({ type: "resync" });
+  }
+
+  onMessage(msg, buffers) {
+    if (msg && msg.type === "patch") this.applyPatch(msg, buffers || []);
+  }
+
+  /** The `snapshot` + `terminal_bytes` traits, when newer than what is drawn. */
+  applySnapshot() {
+    const snap = this.model.get("snapshot");
+    if (!snap || typeof snap !== "object" || !(snap.seq > this.seq)) return;
+    const bytes = toU8(this.model.get("terminal_bytes"));
+    this.applyPatch({ ...snap, full: true, bytes: [] }, [], true);
+    for (const [id, meta] of Object.entries(snap.terminals || {})) {
+      const [start, length] = Array.isArray(meta.blob) ? meta.blob : [0, 0];
+      this.terminals.fromSnapshot(id, meta, bytes.subarray(start, start + length));
+    }
+  }
+
+  applyPatch(p, buffers, fromSnapshot = false) {
+    if (!p.full && typeof p.seq === "number" && p.seq <= this.seq) return;
+    if (typeof p.seq === "number") this.seq = p.full ? p.seq : Math.max(this.seq, p.seq);
+    if (p.full && !fromSnapshot) this.awaitingFull = false; // the answer to a resync
+    if (p.header) this.setHeader(p.header);
+    if (p.full) this.setOrder(Array.isArray(p.order) ? p.order : []);
+    else for (const key of Array.isArray(p.order) ? p.order : []) this.slotFor(key);
+    for (const [id, meta] of Object.entries(p.terminals || {})) if (meta) this.terminals.setMeta(id, meta);
+    let gap = false;
+    for (const b of Array.isArray(p.bytes) ? p.bytes : []) {
+      const data = toU8(buffers[b.buf]);
+      const r = this.terminals.apply(String(b.id), { gen: b.gen, at: b.at, data, reset: !!b.reset });
+      gap ||= r === "gap";
+    }
+    for (const [key, entry] of Object.entries(p.entries || {})) if (entry) this.upsert(key, entry);
+    if (gap) this.requestResync();
+  }
+
+  setHeader(hdr) {
+    const s = sig(hdr);
+    if (s === this.headerSig) return;
+    this.headerSig = s;
+    this.ctx.cwd = hdr && hdr.cwd;
+    const node = renderHeader(hdr, this.ctx);
+    this.header.replaceWith(node);
+    this.header = node;
+  }
+
+  /** A full order: drop keys no longer present, add new ones, fix the DOM order if needed. */
+  setOrder(keys) {
+    const want = new Set(keys);
+    for (const key of [...this.slots.keys()]) if (!want.has(key)) this.remove(key);
+    this.order = this.order.filter((k) => want.has(k));
+    for (const key of keys) this.slotFor(key);
+    if (this.order.every((k, i) => k === keys[i])) return;
+    this.order = [...keys];
+    this.list.replaceChildren();
+    this.chunk = null;
+    for (const k of keys) this.appendSlot(this.slots.get(k));
+  }
+
+  /**
+   * The list is split into chunks of CHUNK entries (layout-contained), so replacing one entry
+   * among thousands re-lays out only its chunk.
+   */
+  appendSlot(node) {
+    if (!this.chunk || this.chunk.childElementCount >= CHUNK) this.list.append((this.chunk = h("div", { class: "acp-chunk" })));
+    this.chunk.append(node);
+  }
+
+  slotFor(key) {
+    if (!this.slots.has(key)) {
+      const ph = placeholder(key);
+      this.slots.set(key, ph);
+      this.order.push(key);
+      this.appendSlot(ph);
+    }
+    return this.slots.get(key);
+  }
+
+  /** Put `node` at key's place in the list (replacing whatever was there). */
+  place(key, node) {
+    const old = this.slotFor(key);
+    if (old === node) return;
+    old.replaceWith(node);
+    this.slots.set(key, node);
+  }
+
+  upsert(key, entry) {
+    const s = sig(entry);
+    if (this.sigs.get(key) === s) return;
+    this.sigs.set(key, s);
+    this.entries.set(key, entry);
+    this.slotFor(key);
+    if (entry.kind === "tool_call") this.drawCard(key, entry);
+    else if (entry.kind === "permission") this.drawPermission(key, entry);
+    else this.place(key, renderEntry(key, entry, this.ctx));
+  }
+
+  drawCard(key, entry) {
+    const old = this.cards.get(key);
+    const card = renderCard(key, entry, this.ctx, old);
+    this.cards.set(key, card);
+    this.place(key, card);
+    for (const pk of this.toolPerms.get(String(entry.id)) || []) {
+      const node = this.perms.get(pk);
+      if (!node) continue;
+      if (node.classList.contains("acp-perm-in-card")) card.querySelector(".acp-card-perms").append(node);
+      else this.drawPermission(pk, this.entries.get(pk));
+    }
+  }
+
+  drawPermission(key, entry) {
+    const tool = entry.tool_call_id != null ? String(entry.tool_call_id) : null;
+    this.indexPermission(key, tool);
+    const card = tool != null ? this.cards.get(`tool_call:${tool}`) : null;
+    const node = renderPermission(key, entry, this.ctx, !!card);
+    const old = this.perms.get(key);
+    this.perms.set(key, node);
+    const box = card ? card.querySelector(".acp-card-perms") : null;
+    if (old && old.parentNode !== box && old.parentElement?.classList.contains("acp-card-perms")) old.remove();
+    if (!card) return this.place(key, node);
+    if (!this.slots.get(key).dataset.placeholder) this.place(key, placeholder(key));
+    if (old && old.parentNode === box) old.replaceWith(node);
+    else box.append(node);
+  }
+
+  indexPermission(key, tool) {
+    const before = this.permTool.get(key);
+    if (before === tool) return;
+    if (before != null) this.toolPerms.get(before)?.delete(key);
+    if (tool != null) (this.toolPerms.get(tool) || this.toolPerms.set(tool, new Set()).get(tool)).add(key);
+    this.permTool.set(key, tool);
+  }
+
+  remove(key) {
+    this.slots.get(key)?.remove();
+    this.slots.delete(key);
+    this.sigs.delete(key);
+    this.entries.delete(key);
+    const card = this.cards.get(key);
+    this.cards.delete(key);
+    if (card) {
+      for (const it of card._acpItems || []) it.node._acpDestroy?.();
+      const id = key.slice("tool_call:".length);
+      for (const pk of this.toolPerms.get(id) || []) if (this.entries.has(pk)) this.drawPermission(pk, this.entries.get(pk));
+    }
+    this.perms.get(key)?.remove();
+    this.perms.delete(key);
+    this.indexPermission(key, null);
+    this.permTool.delete(key);
+  }
+}
+
+function placeholder(key) {
+  return h("div", { class: "acp-slot", hidden: true, dataset: { placeholder: key } });
+}

@@ -1,0 +1,87 @@
+// Permission requests: title, description, subject, one button per option; locked once chosen.
+import { icon } from "./icons.js";
+import { renderMarkdown } from "./markdown.js";
+import { h, text } from "./util.js";
+
+const KIND_CLASS = { allow_once: "allow", allow_always: "allow", reject_once: "reject", reject_always: "reject" };
+
+/** The id the kernel knows this request by (the entry's `key`, else the entry key's id part). */
+export function permissionId(key, entry) {
+  return typeof entry.key === "string" ? entry.key : key.replace(/^permission:/, "");
+}
+
+/** A permission block. `inCard` drops what the surrounding card already shows. */
+export function renderPermission(key, entry, ctx, inCard) {
+  const outcome = entry.outcome && typeof entry.outcome === "object" ? entry.outcome : null;
+  if (outcome) ctx.ui.pending.delete(key);
+  const pending = outcome ? null : ctx.ui.pending.get(key);
+  const state = outcome ? "answered" : pending != null ? "sent" : "open";
+  const el = h("div", { class: `acp-permission acp-perm-${state}${inCard ? " acp-perm-in-card" : ""}`, dataset: { key, state } });
+  el.append(h("div", { class: "acp-perm-head" }, icon("warn"), h("span", { class: "acp-perm-title" }, text(entry.title) || "Permission requested")));
+  if (entry.description) el.append(renderMarkdown(text(entry.description), "acp-md acp-perm-desc"));
+  el.append(...subject(entry, inCard));
+  el.append(buttons(key, entry, ctx, outcome, pending));
+  const note = outcomeNote(entry, outcome);
+  if (note) el.append(note);
+  return el;
+}
+
+function subject(entry, inCard) {
+  const out = [];
+  if (entry.command != null) {
+    out.push(h("pre", { class: "acp-pre acp-perm-command" }, h("span", { class: "acp-muted" }, "$ "), text(entry.command)));
+    if (entry.cwd) out.push(h("div", { class: "acp-muted acp-perm-cwd" }, `in ${text(entry.cwd)}`));
+  } else if (!inCard && entry.tool_call_id) {
+    out.push(h("div", { class: "acp-muted" }, "for tool call ", h("code", null, text(entry.tool_call_id))));
+  } else if (!inCard && entry.subject_type && entry.subject_type !== "tool_call") {
+    out.push(h("div", { class: "acp-muted" }, `subject: ${text(entry.subject_type)}`));
+  }
+  return out;
+}
+
+function buttons(key, entry, ctx, outcome, pending) {
+  const options = Array.isArray(entry.options) ? entry.options : [];
+  const chosen = outcome && outcome.outcome === "selected" ? outcome.optionId : null;
+  const locked = outcome != null || pending != null;
+  const row = h("div", { class: "acp-perm-options" });
+  for (const opt of options) {
+    if (!opt || typeof opt !== "object") continue;
+    const kind = KIND_CLASS[opt.kind] || "neutral";
+    const btn = h("button", { class: `acp-btn acp-opt acp-opt-${kind}`, type: "button", disabled: locked,
+      title: text(opt.kind), dataset: { optionId: text(opt.id), kind: text(opt.kind) } }, text(opt.name) || text(opt.id));
+    if (chosen != null && opt.id === chosen) mark(btn, "acp-opt-chosen");
+    if (pending != null && opt.id === pending) mark(btn, "acp-opt-pending");
+    btn.addEventListener("click", () => choose(key, entry, ctx, opt.id, row, btn));
+    row.append(btn);
+  }
+  return row;
+}
+
+function mark(btn, cls) {
+  btn.classList.add(cls);
+  btn.setAttribute("aria-pressed", "true");
+  if (cls === "acp-opt-pending") btn.prepend(h("span", { class: "acp-spinner" }));
+}
+
+function choose(key, entry, ctx, optionId, row, btn) {
+  if (ctx.ui.pending.has(key) || entry.outcome) return;
+  ctx.ui.pending.set(key, optionId);
+  for (const b of row.querySelectorAll("button")) b.disabled = true;
+  mark(btn, "acp-opt-pending");
+  const block = row.closest(".acp-permission");
+  if (block) {
+    block.classList.replace("acp-perm-open", "acp-perm-sent");
+    block.dataset.state = "sent";
+  }
+  ctx.send({ type: "select", key: permissionId(key, entry), option: optionId });
+}
+
+function outcomeNote(entry, outcome) {
+  if (!outcome) return null;
+  if (outcome.outcome === "selected") {
+    const opt = (entry.options || []).find((o) => o && o.id === outcome.optionId);
+    return h("div", { class: "acp-perm-outcome" }, "Selected: ", h("strong", null, text(opt ? opt.name : outcome.optionId)));
+  }
+  if (outcome.outcome === "cancelled") return h("div", { class: "acp-perm-outcome acp-perm-cancelled" }, "Cancelled");
+  return h("div", { class: "acp-perm-outcome" }, `Outcome: ${text(outcome.outcome)}`);
+}

@@ -1,0 +1,201 @@
+// A terminal shown in a card: header (command, cwd, exit status, cancel) and an xterm.js screen
+// that exists only while the host is near the viewport; it is rebuilt from the stored bytes.
+import { FitAddon } from "@xterm/addon-fit";
+import { Terminal } from "@xterm/xterm";
+import { icon } from "./icons.js";
+import { terminalTheme, termFont } from "./termtheme.js";
+import { fmtBytes, h, text } from "./util.js";
+
+const MAX_ROWS = 24;
+const DEFAULT_COLS = 80;
+
+/** host element (.acp-terminal) → TermView, for the debug API. */
+export const viewsByHost = new WeakMap();
+
+/** Views with a live xterm; re-themed when JupyterLab switches theme. */
+const live = new Set();
+let themeWatch = null;
+
+function watchTheme() {
+  if (themeWatch || typeof MutationObserver === "undefined" || !document.body) return;
+  themeWatch = new MutationObserver(() => {
+    for (const v of live) if (v.term) v.term.options.theme = terminalTheme(v.screen);
+  });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
+}
+
+export class TermView {
+  constructor(id, ctx) {
+    this.id = id;
+    this.ctx = ctx;
+    this.store = ctx.terminals;
+    this.term = null;
+    this.fit = null;
+    this.head = h("div", { class: "acp-term-head" });
+    this.screen = h("div", { class: "acp-term-screen" });
+    this.el = h("div", { class: "acp-terminal", dataset: { terminalId: id } }, this.head, this.screen);
+    this.el._acpDestroy = () => this.destroy();
+    viewsByHost.set(this.el, this);
+    this.store.attach(id, this);
+    this.updateMeta();
+    this.estimateHeight();
+    ctx.observeTerminal(this);
+  }
+
+  get meta() {
+    return this.store.get(this.id).meta;
+  }
+
+  /** Create the xterm instance (if not already there) and replay the stored bytes. */
+  ensure() {
+    if (this.term) return this.term;
+    const { size } = this.meta;
+    const fixed = size && size.cols > 0 && size.rows > 0;
+    const font = termFont(this.screen);
+    this.screen.style.minHeight = "";
+    this.screen.classList.toggle("acp-term-fixed", !!fixed);
+    this.term = new Terminal({
+      cols: fixed ? size.cols : DEFAULT_COLS, rows: fixed ? size.rows : this.estimateRows(),
+      disableStdin: true, cursorBlink: false, convertEol: true, cursorInactiveStyle: "none",
+      scrollback: 10000, fontFamily: font.family, fontSize: font.size, theme: terminalTheme(this.screen),
+      allowTransparency: false, scrollOnUserInput: false,
+    });
+    if (!fixed) this.term.loadAddon((this.fit = new FitAddon()));
+    this.term.open(this.screen);
+    live.add(this);
+    watchTheme();
+    this.fitCols();
+    for (const c of this.store.chunks(this.id)) this.term.write(c);
+    this.term.write(new Uint8Array(0), () => this.adjustRows());
+    return this.term;
+  }
+
+  /** Drop the xterm instance, keeping the screen's height so the page does not jump. */
+  dispose() {
+    if (!this.term) return;
+    const height = this.screen.offsetHeight;
+    live.delete(this);
+    this.term.dispose();
+    this.term = this.fit = null;
+    this.rowPx = 0;
+    this.screen.replaceChildren();
+    if (height) this.screen.style.minHeight = `${height}px`;
+  }
+
+  destroy() {
+    this.dispose();
+    this.store.detach(this.id, this);
+    this.ctx.unobserveTerminal(this);
+  }
+
+  write(chunk) {
+    if (this.term) this.term.write(chunk, () => this.adjustRows());
+    else this.estimateHeight();
+  }
+
+  reset() {
+    this.updateMeta();
+    if (!this.term) return this.estimateHeight();
+    this.term.reset();
+    for (const c of this.store.chunks(this.id)) this.term.write(c);
+    this.term.write(new Uint8Array(0), () => this.adjustRows());
+  }
+
+  /** Resolves once every queued write has been parsed. */
+  flushed() {
+    return new Promise((resolve) => (this.term ? this.term.write(new Uint8Array(0), resolve) : resolve()));
+  }
+
+  fitCols() {
+    if (!this.fit || !this.term) return;
+    const dims = this.fit.proposeDimensions();
+    if (dims && dims.cols > 10 && dims.cols !== this.term.cols) this.term.resize(dims.cols, this.term.rows);
+  }
+
+  /** Unsized terminals grow with their content, up to MAX_ROWS; sized ones hide unused rows. */
+  adjustRows() {
+    const t = this.term;
+    if (!t) return;
+    if (!this.fit) return this.cropToContent();
+    const buf = t.buffer.active;
+    const used = buf.baseY + buf.cursorY + 1; // the cursor's (often empty) line included: no scrollbar
+    const rows = Math.max(1, Math.min(MAX_ROWS, used));
+    if (rows !== t.rows) t.resize(t.cols, rows);
+  }
+
+  /**
+   * A sized terminal keeps its rows (cursor addressing needs them) but the screen is cut below
+   * the last row in use, so `rows: 24` with three lines of output does not show 21 empty rows.
+   */
+  cropToContent() {
+    const t = this.term;
+    const buf = t.buffer.active;
+    let used = t.rows;
+    if (buf.baseY === 0) {
+      used = buf.cursorY + 1;
+      for (let y = t.rows - 1; y >= used; y--) {
+        if (buf.getLine(y)?.translateToString(true)) {
+          used = y + 1;
+          break;
+        }
+      }
+    }
+    this.rowPx ||= t.element ? t.element.offsetHeight / t.rows : 0;
+    this.screen.style.height = used < t.rows && this.rowPx ? `${Math.ceil(used * this.rowPx) + 8}px` : "";
+  }
+
+  /** Rows to show before xterm exists: the number of lines in the bytes (capped). */
+  estimateRows() {
+    const size = this.meta.size;
+    const max = size && size.rows > 0 ? size.rows : MAX_ROWS;
+    let lines = 1;
+    for (const c of this.store.chunks(this.id)) {
+      for (let i = 0; i < c.length && lines < max; i++) if (c[i] === 10) lines++;
+      if (lines >= max) break;
+    }
+    return lines;
+  }
+
+  estimateHeight() {
+    if (this.term) return;
+    const rows = this.estimateRows();
+    this.screen.style.minHeight = `${Math.ceil(rows * termFont(this.screen).size * 1.2) + 10}px`;
+  }
+
+  updateMeta() {
+    this.head.replaceChildren(...renderTermHead(this.store.get(this.id), this.ctx));
+  }
+}
+
+function renderTermHead(t, ctx) {
+  const m = t.meta;
+  const out = [icon("terminal")];
+  out.push(h("span", { class: "acp-term-cmd" }, m.command != null ? text(m.command) : `terminal ${text(t.id)}`));
+  if (m.cwd) out.push(h("span", { class: "acp-muted acp-term-cwd", title: text(m.cwd) }, text(m.cwd)));
+  out.push(h("span", { class: "acp-spacer" }));
+  if (t.start > 0 || (Number.isFinite(m.base) && m.base > 0)) {
+    out.push(h("span", { class: "acp-muted", title: "older output was dropped" }, `… last ${fmtBytes(t.end - t.start)}`));
+  }
+  out.push(exitBadge(m.exit_status));
+  if (m.cancellable && !m.exit_status) out.push(cancelButton(t.id, ctx));
+  return out;
+}
+
+function exitBadge(status) {
+  if (!status || typeof status !== "object") return h("span", { class: "acp-badge acp-phase-in_progress" }, h("span", { class: "acp-spinner" }), "running");
+  if (status.signal != null) return h("span", { class: "acp-badge acp-phase-failed" }, `signal ${text(status.signal)}`);
+  if (status.exitCode != null) {
+    const ok = status.exitCode === 0;
+    return h("span", { class: `acp-badge acp-phase-${ok ? "completed" : "failed"}` }, `exit ${text(status.exitCode)}`);
+  }
+  return h("span", { class: "acp-badge acp-phase-completed" }, "exited");
+}
+
+function cancelButton(id, ctx) {
+  const btn = h("button", { class: "acp-btn acp-btn-small", type: "button", title: "Cancel this terminal's command" }, icon("cancel"), "Cancel");
+  btn.addEventListener("click", () => {
+    btn.disabled = true;
+    ctx.send({ type: "cancel_terminal", id });
+  });
+  return btn;
+}

@@ -1,0 +1,118 @@
+"""``notebooks/quickstart.ipynb`` in a real JupyterLab (Chromium): a person clicks the permission
+buttons while the awaiting ``%%acp --wait`` cell runs, the turn finishes, the rest of the notebook
+runs, and nothing leaves localhost. Uses the fixtures of ``conftest.py`` (lab server, pages).
+
+Needs the JS bundle (``cd js && npm run build``) and Chromium at /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("jupyterlab")
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "notebooks" / "quickstart.ipynb"
+STATIC = ROOT / "acp_notebook" / "static"
+if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
+    pytest.skip("JS bundle not built (cd js && npm install && npm run build)", allow_module_level=True)
+
+TIMEOUT = 30_000  # ms
+
+
+@pytest.fixture(scope="module", autouse=True)
+def demo_speed():
+    """The lab server (and so its kernels and agents) get the demo agent at full speed, no auto-answer."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ACP_DEMO_SPEED", "0")
+        mp.delenv("ACP_AUTO_ANSWER", raising=False)
+        yield
+
+
+def cell_index(start: str) -> int:
+    """The index (among all cells) of the first cell whose source starts with ``start``."""
+    nb = nbformat.read(QUICKSTART, as_version=4)
+    return next(i for i, cell in enumerate(nb.cells) if cell.source.startswith(start))
+
+
+def cell(page, index: int):
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def output_text(page, index: int) -> str:
+    """The cell's output text (``textContent``: cells scrolled away are not rendered for innerText)."""
+    return cell(page, index).locator(".jp-OutputArea").text_content() or ""
+
+
+def prompt(page, index: int) -> str:
+    return cell(page, index).locator(".jp-InputPrompt").inner_text().strip()
+
+
+def wait_text(page, index: int, text: str, what: str, timeout: float = TIMEOUT) -> None:
+    js = """([i, text]) => {
+      const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+      return !!cell && (cell.querySelector('.jp-OutputArea')?.textContent || '').includes(text);
+    }"""
+    try:
+        page.wait_for_function(js, arg=[index, text], timeout=timeout, polling=100)
+    except sync_api.TimeoutError:
+        pytest.fail(f"timed out waiting for {what}; cell {index} shows: {output_text(page, index)!r}")
+
+
+def click_open_permission(page, index: int, kind: str) -> str:
+    """Click the ``kind`` button of the first open permission request in cell ``index``; its title.
+
+    Checks first that the cell is still executing: the click lands while the awaiting cell runs.
+    """
+    block = cell(page, index).locator(".acp-permission.acp-perm-open").first  # the class changes on click
+    try:
+        block.wait_for(state="visible", timeout=TIMEOUT)
+    except sync_api.TimeoutError:
+        pytest.fail(f"no open permission request in cell {index}: {output_text(page, index)!r}")
+    assert prompt(page, index) == "[*]:", "the %%acp --wait cell should still be running"
+    title = block.locator(".acp-perm-title").inner_text()
+    block.locator(f'button.acp-opt[data-kind="{kind}"]').click()
+    return title
+
+
+def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_pages):
+    server = lab_log
+    shutil.copy(QUICKSTART, server.root / "quickstart.ipynb")
+    page = lab_pages("quickstart")
+    page.goto(server.lab_url("quickstart.ipynb"), wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=60_000,
+    )
+    page.evaluate("void window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
+    wait_text(page, start, "is `acp`", "the agent to start")
+    wait_text(page, cell_index("import os"), "you: click the buttons", "the note on who answers")
+
+    titles = []
+    for _ in range(2):  # the demo asks to edit files, then to run the tests
+        titles.append(click_open_permission(page, wait, "allow_always"))
+    assert titles == ["Apply edits to 4 files?", "Run the test suite?"]
+
+    wait_text(page, wait, "turn ended (end_turn)", "the turn to finish after the clicks")
+    answered = cell(page, wait).locator(".acp-permission .acp-perm-outcome").all_text_contents()
+    assert answered == ["Selected: Always allow", "Selected: Always allow"]
+    statuses = cell(page, wait).evaluate(
+        "(c) => Object.fromEntries([...c.querySelectorAll('.acp-card')]"
+        ".map((e) => [e.dataset.key, e.dataset.status]))"
+    )
+    assert statuses["tool_call:call_edit"] == "completed" and statuses["tool_call:call_test"] == "completed"
+
+    wait_text(page, stop, "exit code 0", "the rest of the notebook (background turn, status, wait, stop)")
+    assert "idle (end_turn)" in output_text(page, cell_index("%acp wait"))
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    recorder = lab_pages.recorder
+    assert recorder.errors == [], recorder.errors
+    assert recorder.external_requests() == [], json.dumps(recorder.external_requests())

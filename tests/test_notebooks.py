@@ -1,0 +1,151 @@
+"""The tutorial notebooks run top to bottom headless (nbclient), and say what they should.
+
+The demo agent runs at ``ACP_DEMO_SPEED=0``; the quickstart answers its permission requests from
+code because ``ACP_AUTO_ANSWER`` is set (a person clicks instead).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NAMES = ["quickstart.ipynb", "protocol-tour.ipynb", "inspect-tool-results.ipynb"]
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def run(name: str, tmp_path: Path, monkeypatch) -> list[dict]:
+    """Execute a notebook in ``tmp_path``; returns per code cell {source, stdout, stderr, errors, widgets}."""
+    monkeypatch.setenv("ACP_DEMO_SPEED", "0")
+    monkeypatch.setenv("ACP_AUTO_ANSWER", "allow-always")
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    return [summarise(cell) for cell in nb.cells if cell.cell_type == "code"]
+
+
+def summarise(cell) -> dict:
+    streams = {"stdout": "", "stderr": ""}
+    errors, widgets = [], 0
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            streams[out.name] += out.text
+        elif out.output_type == "error":
+            errors.append(f"{out.ename}: {out.evalue}")
+        elif WIDGET in out.get("data", {}):
+            widgets += 1
+    return {"source": cell.source, **streams, "errors": errors, "widgets": widgets}
+
+
+def cell_of(cells: list[dict], start: str) -> dict:
+    """The first code cell whose source starts with ``start``."""
+    return next(c for c in cells if c["source"].startswith(start))
+
+
+def pid_gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebooks_are_committed_without_outputs(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.source[:40]
+    assert "widgets" not in nb.metadata
+
+
+def test_quickstart(tmp_path, monkeypatch):
+    cells = run("quickstart.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    started = cell_of(cells, "%acp start")
+    assert re.search(r"Started ACP Notebook demo agent .* session sess_demo_1 is `acp`", started["stdout"])
+    assert started["widgets"] == 1
+    assert "answered by code (allow-always)" in cell_of(cells, "import os")["stdout"]
+    turn = cell_of(cells, "%%acp --wait")
+    assert turn["stdout"].strip() == "`acp`: turn ended (end_turn)" and turn["widgets"] == 1
+    table = cell_of(cells, "for tc in")["stdout"]
+    rows = [line.split()[:3] for line in table.splitlines()]
+    assert rows[0] == ["call_read", "read", "completed"] and len(rows) == 7
+    assert ["call_fetch", "fetch", "failed"] in rows
+    term = cell_of(cells, "term = ")["stdout"].splitlines()
+    assert term[0] == "command: pytest -q | exit status: {'exitCode': 0, 'signal': None}"
+    assert term[1].startswith("first bytes: b'\\x1b[1m") and term[2].startswith("3 passed")
+    assert cell_of(cells, "%%acp\n")["widgets"] == 1
+    assert "sessions:\n  acp: sess_demo_1" in cell_of(cells, "%acp status")["stdout"]
+    assert "`acp`: idle (end_turn)" in cell_of(cells, "%acp wait")["stdout"]
+    assert cell_of(cells, "print(acp.turns")["stdout"].startswith("end_turn - Done.")
+    assert "exit code 0" in cell_of(cells, "%acp stop")["stdout"]
+    pid = int(re.search(r"pid (\d+)", started["stdout"]).group(1))
+    assert pid_gone(pid)
+
+
+def test_protocol_tour(tmp_path, monkeypatch):
+    cells = run("protocol-tour.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    assert cells[0]["widgets"] == 1, "the tour shows a live view of the hand-fed state"
+    created, omitted, nulled = (json.loads(c["stdout"]) for c in cells[1:4])
+    assert created["title"] == "Reading configuration file" and created["status"] == "pending"
+    assert omitted == {**created, "status": "in_progress"}, "an omitted field is unchanged"
+    assert nulled == {**omitted, "locations": []}, "null clears"
+    assert cells[4]["stdout"].strip() == "['[project]']", "arrays are replaced whole"
+    assert cells[5]["stdout"].strip() == "['[project]', 'name = \"demo\"']", "chunks append"
+    assert cells[6]["stdout"].strip() == "{'vendor': {'step': 1}, 'vendor2': True}", "_meta by top-level key"
+    output, text = cells[7]["stdout"].splitlines()
+    assert output == "b'collected 3 items\\r\\ntest_app.py ... PASSED \\xe2\\x9c\\x93\\r\\n'", (
+        "snapshot replaced"
+    )
+    assert text == "['collected 3 items', 'test_app.py ... PASSED ✓']", "a split UTF-8 character is whole"
+    assert cells[8]["stdout"].strip() == "{'exitCode': 0, 'signal': None} completed"
+    pending, outcome, refused = cells[9]["stdout"].splitlines()
+    assert pending == "pending: ['perm_1']"
+    assert outcome == "outcome: {'outcome': 'cancelled'} | pending: []"
+    assert refused.startswith("refused: permission perm_1 was already answered")
+    assert cells[10]["stdout"].splitlines() == ["Reading configuration file failed", "['invalid-field']"]
+
+
+def test_inspect_tool_results(tmp_path, monkeypatch):
+    cells = run("inspect-tool-results.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    assert "`acp`: turn ended (end_turn)" in cell_of(cells, "%%acp --wait")["stdout"]
+    assert cell_of(cells, "from collections")["stdout"].split() == ["completed", "6", "failed", "1"]
+    assert cell_of(cells, "rows = ")["stdout"].startswith("7 tool calls; all finished: True")
+    files = cell_of(cells, "import os")["stdout"].split()
+    assert files == [
+        "assets/logo.png",
+        "docs/new.md",
+        "docs/old.md",
+        "pyproject.toml",
+        "src/app.py",
+        "src/util.py",
+    ]
+    assert cell_of(cells, "for term in")["stdout"].startswith(
+        "'pytest -q' exited with 0; last line: '3 passed"
+    )
+    failed = cell_of(cells, "for tc in acp.state")["stdout"]
+    assert (
+        failed.strip()
+        == "call_fetch - Fetch https://docs.invalid/api - {'error': 'network disabled: offline demo agent'}"
+    )
+    assert cell_of(cells, "changes = ")["stdout"].strip() == (
+        "end_turn | tool_call changes: True | terminal changes: True"
+    )
