@@ -335,3 +335,39 @@ async def test_v1_turn_ends_with_prompt_response_and_nulls_mean_unchanged(tmp_pa
     assert user.role == "user" and user.text == "read it"
     assert session.state.run_state == "idle" and session.state.stop_reason == "end_turn"
     await agent.close()
+
+
+async def test_v1_out_of_order_traffic_is_handled_shown_and_diagnosed(tmp_path):
+    early = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c9",
+        "status": "in_progress",
+        "title": "Early",
+    }
+    ask = {
+        "jsonrpc": "2.0",
+        "id": 70,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": "c8", "title": "Unannounced"},
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+        },
+    }
+    late = {"sessionUpdate": "tool_call_update", "toolCallId": "c9", "status": "completed"}
+    steps = [INIT_V1, NEW, {"expect": "session/prompt"}, update(early), ask, {"expect": "session/cancel"}]
+    steps += [{"send": {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "cancelled"}}}, update(late)]
+    _, agent = await started(tmp_path, steps, protocol_version=1)
+    session = await agent.new_session(str(tmp_path))
+    task = asyncio.ensure_future(session.prompt("go"))
+    while not session.pending_permissions:
+        await asyncio.sleep(0.01)
+    await session.cancel()
+    assert await asyncio.wait_for(task, 10) == "cancelled"
+    await asyncio.sleep(0.3)
+    state = session.state
+    assert state.tool_calls["c9"].title == "Early" and state.tool_calls["c9"].status == "completed"
+    assert state.tool_calls["c8"].title == "Unannounced"
+    codes = [d.code for d in state.diagnostics]
+    assert {"update-before-create", "permission-unknown-tool-call", "update-after-cancel"} <= set(codes)
+    await agent.close()

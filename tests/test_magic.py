@@ -404,3 +404,29 @@ def test_a_blocking_wait_cell_cancels_on_a_permission_request(ip, capsys):
     assert "turn ended (cancelled)" in out
     assert "a blocked cell cannot receive a click" in err
     assert [p.outcome for p in session.state.permissions.values()] == [{"outcome": "cancelled"}]
+
+
+# -- authentication ---------------------------------------------------------------------------------
+def test_start_needing_a_login_lists_methods_then_login_opens_the_session(ip, capsys, tmp_path):
+    methods = [{"id": "oauth", "name": "Sign in with a browser"}, {"id": "key", "name": "API key"}]
+    init = {"protocolVersion": 2, "info": {"name": "locked", "version": "1"}, "authMethods": methods}
+    steps = [
+        {"expect": "initialize", "reply": init},
+        {"expect": "session/new", "error": {"code": -32000, "message": "Authentication required"}},
+        {"expect": "auth/login", "reply": {}},
+        {"expect": "session/new", "reply": {"sessionId": "s9"}},
+        {"expect": "auth/logout", "reply": {}},
+    ]
+    script, log = tmp_path / "auth.json", tmp_path / "auth.jsonl"
+    script.write_text(json.dumps(steps))
+    _, out, _ = cell(ip, f"%acp start --name au --no-view {sys.executable} {SCRIPTED} {script} {log}", capsys)
+    assert "needs a login" in out and "oauth  Sign in with a browser" in out
+    assert "%acp login oauth --name au" in out and "Traceback" not in out
+    _, out, _ = cell(ip, "%acp login --name au", capsys)
+    assert "key  API key" in out
+    _, out, _ = cell(ip, "%acp login oauth --name au", capsys)
+    assert "Logged in" in out and "session s9 is `au`" in out
+    assert ip.user_ns["au"].session_id == "s9"
+    _, out, _ = cell(ip, "%acp logout --name au", capsys)
+    assert "Logged out" in out
+    assert sent(log, "auth/login") == [{"methodId": "oauth"}]

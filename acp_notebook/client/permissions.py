@@ -61,7 +61,15 @@ class PermissionDesk:
         perm = PermissionRequest(f"perm_{self._count}", request.id, params, self.session.protocol_version)
         perm.on_answer = self._send_answer
         self._by_request_id[request.id] = perm
-        self.session.state.add_permission(perm)
+        state = self.session.state
+        unknown = perm.tool_call_id is not None and perm.tool_call_id not in state.tool_calls
+        if unknown and perm.version == 1:  # (v2 subjects are upserts; command ids may come later)
+            state.diagnose(
+                "permission-unknown-tool-call",
+                f"{perm.key} concerns unknown {perm.tool_call_id!r}",
+                level="info",
+            )
+        state.add_permission(perm)
         turn = self.session.turn
         if turn is not None and turn.cancel_requested and not turn.ended:
             perm.cancel()  # the active work was cancelled: the protocol requires `cancelled`

@@ -93,6 +93,7 @@ class Session:
         """Apply one ``session/update`` (called by the agent's reader, in arrival order)."""
         if self.protocol_version == 1:
             update = normalize_v1_update(update)
+        self._note_out_of_order(update)
         self.state.apply(update)
         turn = self.turn
         if turn is None or turn.ended or not isinstance(update, dict):
@@ -102,6 +103,23 @@ class Session:
             turn.tool_call_ids.add(update["toolCallId"])
         elif kind == "state_update" and turn.on_state(update):
             self._finish_turn(turn)
+
+    def _note_out_of_order(self, update: Any) -> None:
+        """Diagnose (info) what is accepted but out of order: v1 patches before their create,
+        tool-call updates after a cancelled turn ended."""
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in TOOL_CALL_KINDS:
+            return
+        tc_id = update.get("toolCallId")
+        v1_patch = self.protocol_version == 1 and update["sessionUpdate"] == "tool_call_update"
+        if v1_patch and isinstance(tc_id, str) and tc_id not in self.state.tool_calls:
+            self.state.diagnose(
+                "update-before-create", f"v1 tool_call_update for unknown {tc_id!r}", update, "info"
+            )
+        turn = self.turn
+        if turn is not None and turn.ended and turn.stop_reason == "cancelled":
+            self.state.diagnose(
+                "update-after-cancel", f"tool call {tc_id!r} updated after the cancelled turn", update, "info"
+            )
 
     def handle_permission(self, request: Request) -> object:
         """Take a ``session/request_permission`` request (answered later)."""

@@ -10,7 +10,7 @@ from IPython.display import display
 
 from ..client import background, settings
 from ..client.agent import Agent, start_agent
-from ..client.errors import AcpError
+from ..client.errors import AcpError, AuthRequired
 from ..client.registry import demo_command, registry
 from ..client.session import Session
 from . import report
@@ -30,6 +30,7 @@ class Commands:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.registry = registry()
+        self.awaiting_login: dict[str, tuple[Agent, argparse.Namespace]] = {}
 
     # -- names ------------------------------------------------------------------------------------
     def session(self, name: str) -> Session:
@@ -77,15 +78,47 @@ class Commands:
         self.registry.add_agent(agent)
         try:
             session = await agent.new_session(args.cwd)
+        except AuthRequired as exc:  # keep the agent: `%acp login METHOD` continues from here
+            self.awaiting_login[args.name] = (agent, args)
+            print(f"{report.describe(agent)} needs a login before a session can start.")
+            print("\n".join(report.auth_lines(exc.methods or agent.auth_methods, args.name)))
+            return
         except AcpError as exc:
             await agent.close(0.5)
             self.registry.forget(agent)
             raise MagicError.from_exception(exc, "session/new failed: ") from None
+        await self._bind_started(agent, session, args)
+
+    async def _bind_started(self, agent: Agent, session: Session, args: argparse.Namespace) -> None:
         await self._replace(args.name)
         self.bind(args.name, session)
         print(f"Started {report.describe(agent)}; session {session.session_id} is `{args.name}`.")
         if not args.no_view:
             display(_view(session, title=args.name))
+
+    async def login(self, args: argparse.Namespace) -> None:
+        """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""
+        waiting = self.awaiting_login.get(args.name)
+        agent = waiting[0] if waiting else self.live_session(args.name).agent
+        if args.method is None:
+            print("\n".join(report.auth_lines(agent.auth_methods, args.name)))
+            return
+        with _agent_errors():
+            await agent.authenticate(args.method)
+        print(f"Logged in to {report.describe(agent)} with {args.method!r}.")
+        if waiting:
+            start_args = waiting[1]
+            with _agent_errors():
+                session = await agent.new_session(start_args.cwd)
+            del self.awaiting_login[args.name]
+            await self._bind_started(agent, session, start_args)
+
+    async def logout(self, args: argparse.Namespace) -> None:
+        """``%acp logout``."""
+        agent = self.live_session(args.name).agent
+        with _agent_errors():
+            await agent.logout()
+        print(f"Logged out of {report.describe(agent)}.")
 
     async def _replace(self, name: str) -> None:
         old = self.registry.names.get(name) or self.shell.user_ns.get(name)

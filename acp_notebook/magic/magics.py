@@ -60,6 +60,11 @@ class AcpMagics(Magics):
           config [ID [VALUE]] [--name NAME]
                                  show the config options, or set one
                                  (``session/set_config_option``; true/false for booleans)
+          login [METHOD] [--name NAME]
+                                 show the agent's auth methods, or log in with METHOD (v1
+                                 ``authenticate``, v2 ``auth/login``); when ``start`` met an
+                                 auth-required error, logging in then opens the session
+          logout [--name NAME]   log out (v1 ``logout``, v2 ``auth/logout``)
           stop [--name NAME] [--all]
                                  close the agent (stdin closed, then terminate, then kill)
           help                   this text (also ``%acp?``); ``%acp SUBCOMMAND -h`` for one

@@ -109,3 +109,18 @@ def mode_report(session: Any) -> list[str]:
     if not ids:
         return ["the agent advertises no modes"]
     return [f"mode: {settings.current_mode(session)} (available: {', '.join(map(str, ids))})"]
+
+
+def auth_lines(methods: Any, name: str) -> list[str]:
+    """The agent's authentication methods and how to use one."""
+    rows = [m for m in methods or [] if isinstance(m, dict)]
+    if not rows:
+        return ["The agent advertises no authentication methods."]
+    lines = ["Authentication methods:"]
+    for m in rows:
+        ident = m.get("methodId") or m.get("id")
+        detail = m.get("description") or ""
+        lines.append(f"  {ident}  {m.get('name', '')}" + (f" — {detail}" if detail else ""))
+    first = rows[0].get("methodId") or rows[0].get("id")
+    lines.append(f"Log in with: %acp login {first}" + ("" if name == "acp" else f" --name {name}"))
+    return lines

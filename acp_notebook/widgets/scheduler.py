@@ -62,9 +62,11 @@ class Scheduler:
     def mark(self, view: Flushable) -> None:
         """``view`` has changes to send."""
         now = self.clock()
-        if view not in self._patches:
-            self._patches[view] = self._last_patch.get(view, -1e9) + self.view_interval
-        self._snapshots[view] = (now, self._snapshots.get(view, (now, now))[1])
+        pending = self._snapshots.get(view)
+        self._snapshots[view] = (now, pending[1] if pending else now)
+        if view in self._patches:
+            return  # already due to flush: the timer is armed for it (the hot path)
+        self._patches[view] = self._last_patch.get(view, -1e9) + self.view_interval
         self._arm(now)
 
     def forget(self, view: Flushable) -> None:
