@@ -65,3 +65,15 @@ def patch_fields(target: dict[str, Any], update: dict[str, Any], skip: tuple[str
             target.pop(key, None)
         else:
             target[key] = value
+
+
+def wire_fields(out: dict[str, Any], obj: Any, optional: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """Finish a ``to_dict``: the optional fields that are set, unknown extras, then ``_meta``."""
+    for key, attr in optional:
+        value = getattr(obj, attr)
+        if value is not None:
+            out[key] = value
+    out.update(obj.extra)
+    if obj.meta is not None:
+        out["_meta"] = obj.meta
+    return out

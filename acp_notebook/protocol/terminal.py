@@ -16,7 +16,7 @@ import codecs
 import re
 from typing import Any
 
-from .patch import is_absolute, patch_meta, type_name
+from .patch import is_absolute, patch_meta, type_name, wire_fields
 from .toolcall import Report
 
 DEFAULT_OUTPUT_CAP = 16 * 1024 * 1024
@@ -153,14 +153,7 @@ class Terminal:
         if self.output_meta is not None:
             output["_meta"] = self.output_meta
         out: dict[str, Any] = {"terminalId": self.terminal_id, "output": output}
-        for key, attr in _OPTIONAL:
-            value = getattr(self, attr)
-            if value is not None:
-                out[key] = value
-        out.update(self.extra)
-        if self.meta is not None:
-            out["_meta"] = self.meta
-        return out
+        return wire_fields(out, self, _OPTIONAL)
 
     def _reset_text(self, start: int = 0) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .content import content_problem, location_problem
-from .patch import cancel_supported, patch_meta, type_name
+from .patch import cancel_supported, patch_meta, type_name, wire_fields
 
 STATUSES = frozenset({"pending", "in_progress", "paused", "completed", "failed", "cancelled"})
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -129,14 +129,7 @@ class ToolCall:
             "content": list(self.content),
             "locations": list(self.locations),
         }
-        for key, attr in _OPTIONAL:
-            value = getattr(self, attr)
-            if value is not None:
-                out[key] = value
-        out.update(self.extra)
-        if self.meta is not None:
-            out["_meta"] = self.meta
-        return out
+        return wire_fields(out, self, _OPTIONAL)
 
     def __repr__(self) -> str:
         return f"ToolCall({self.tool_call_id!r}, status={self.status!r}, title={self.title!r})"
