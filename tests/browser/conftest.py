@@ -296,6 +296,8 @@ def lab_browser():
     """Debian's Chromium, headless."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not installed at {CHROMIUM} — CI must install it (.ci/run)", pytrace=False)
         pytest.skip(f"Chromium not installed at {CHROMIUM}")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

@@ -9,6 +9,7 @@ through that model, and the tests push patches and read the DOM / the xterm buff
 from __future__ import annotations
 
 import json
+import os
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
+
+def _unavailable(reason: str) -> None:
+    """Skip on a developer machine without the browser; in CI (CI=true) it is a failure."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -35,9 +44,9 @@ ARGS = [
 ]
 
 if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
-    pytest.skip("JS bundle not built (cd js && npm install && npm run build)", allow_module_level=True)
+    _unavailable("JS bundle not built (cd js && npm install && npm run build)")
 if not Path(CHROMIUM).exists():
-    pytest.skip("Chromium not installed at /usr/bin/chromium", allow_module_level=True)
+    _unavailable("Chromium not installed at /usr/bin/chromium")
 
 
 class _Handler(SimpleHTTPRequestHandler):

@@ -7,7 +7,7 @@ referee found nothing wrong with what we sent: no error from the SDK's own valid
 run them on every message from us, see ``recorder.mjs``), no error response from the SDK, nothing
 it logged, and every message valid against the JSON Schema shipped in the SDK package.
 
-Needs ``npm ci`` in ``tests/interop`` (CI runs it); nothing is installed here.
+Needs ``npm ci`` in ``tests/interop`` (CI runs it; on a fresh checkout the fixture runs it once).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,8 @@ NULL_IS_EMPTY = {"fs/write_text_file", "terminal/kill", "terminal/release"}
 def sdk_installed():
     if shutil.which("node") is None:
         pytest.fail("the interop tests need node (>= 18) on PATH")
+    if not (SDK / "package.json").is_file():  # a fresh checkout: install the pinned SDK once
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=False, capture_output=True)
     if not (SDK / "package.json").is_file():
         pytest.fail(
             f"@agentclientprotocol/sdk is not installed in {HERE}: run `npm ci` there first "
