@@ -290,15 +290,20 @@ def lab_log(request: pytest.FixtureRequest, lab_server: LabServer) -> LabServer:
     return lab_server
 
 
+def unavailable(reason: str) -> None:
+    """Skip on a developer machine without the browser or the bundle; in CI (CI=true) fail."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
 # -- the browser ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def lab_browser():
     """Debian's Chromium, headless."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"Chromium not installed at {CHROMIUM} — CI must install it (.ci/run)", pytrace=False)
-        pytest.skip(f"Chromium not installed at {CHROMIUM}")
+        unavailable(f"Chromium not installed at {CHROMIUM}")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:

@@ -13,19 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import time
 from pathlib import Path
 
 import pytest
 
-
-def _unavailable(reason: str) -> None:
-    """Skip on a developer machine without the browser; in CI (CI=true) it is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
+from .conftest import unavailable
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -40,9 +33,9 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 STATIC = ROOT / "acp_notebook" / "static"
 if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
-    _unavailable("JS bundle not built (cd js && npm install && npm run build)")
+    unavailable("JS bundle not built (cd js && npm install && npm run build)")
 if not Path(CHROMIUM).exists():
-    _unavailable(f"Chromium not installed at {CHROMIUM}")
+    unavailable(f"Chromium not installed at {CHROMIUM}")
 
 NOTEBOOK = "demo.ipynb"
 TIMEOUT = 30_000  # ms, for each wait

@@ -8,19 +8,12 @@ Needs the JS bundle (``cd js && npm run build``) and Chromium at /usr/bin/chromi
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-
-def _unavailable(reason: str) -> None:
-    """Skip on a developer machine without the browser; in CI (CI=true) it is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
+from .conftest import unavailable
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -30,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "notebooks" / "quickstart.ipynb"
 STATIC = ROOT / "acp_notebook" / "static"
 if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
-    _unavailable("JS bundle not built (cd js && npm install && npm run build)")
+    unavailable("JS bundle not built (cd js && npm install && npm run build)")
 
 TIMEOUT = 30_000  # ms
 

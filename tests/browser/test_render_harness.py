@@ -9,7 +9,6 @@ through that model, and the tests push patches and read the DOM / the xterm buff
 from __future__ import annotations
 
 import json
-import os
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -18,13 +17,7 @@ from typing import ClassVar
 
 import pytest
 
-
-def _unavailable(reason: str) -> None:
-    """Skip on a developer machine without the browser; in CI (CI=true) it is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
+from .conftest import unavailable
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -44,9 +37,9 @@ ARGS = [
 ]
 
 if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
-    _unavailable("JS bundle not built (cd js && npm install && npm run build)")
+    unavailable("JS bundle not built (cd js && npm install && npm run build)")
 if not Path(CHROMIUM).exists():
-    _unavailable("Chromium not installed at /usr/bin/chromium")
+    unavailable("Chromium not installed at /usr/bin/chromium")
 
 
 class _Handler(SimpleHTTPRequestHandler):
