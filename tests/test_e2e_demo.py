@@ -211,3 +211,21 @@ async def test_close_leaves_no_process(tmp_path):
     assert agent.returncode is not None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_giving_up_on_a_prompt_cancels_the_turn(tmp_path):
+    agent, session = await demo(tmp_path, "--scenario", "slow")
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(session.prompt("run forever"), 0.5)
+    for _ in range(200):
+        if session.state.run_state == "idle":
+            break
+        await asyncio.sleep(0.02)
+    assert (session.state.run_state, session.state.stop_reason) == ("idle", "cancelled")
+    assert session.state.tool_calls["call_slow"].status == "cancelled"
+    task = asyncio.ensure_future(session.prompt("again"))  # the agent is still usable
+    while "call_slow_2" not in session.state.tool_calls:
+        await asyncio.sleep(0.02)
+    await session.cancel()
+    assert await asyncio.wait_for(task, TIMEOUT) == "cancelled"
+    await agent.close()

@@ -62,7 +62,7 @@ class Session:
         self._permissions = PermissionDesk(self)
         self._turn_lock = asyncio.Lock()
         self._turn_done: asyncio.Future | None = None
-        self._host_tasks: set[asyncio.Task] = set()
+        self._host_tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
 
     @property
     def protocol_version(self) -> int:
@@ -141,9 +141,7 @@ class Session:
             else:
                 connection.respond(request.id, result)
 
-        task = asyncio.get_running_loop().create_task(serve())
-        self._host_tasks.add(task)
-        task.add_done_callback(self._host_tasks.discard)
+        self._spawn(serve())
         return DEFERRED
 
     def handle_cancel_request(self, request_id: Any) -> bool:
@@ -152,7 +150,10 @@ class Session:
 
     # -- prompting ------------------------------------------------------------------------------
     async def prompt(self, prompt: str | dict | Sequence[Any]) -> str | None:
-        """Send a prompt and wait for the end of the turn; returns the stop reason."""
+        """Send a prompt and wait for the end of the turn; returns the stop reason.
+
+        Cancelling the task that awaits it (a timeout, an interrupt) cancels the turn as well.
+        """
         blocks = to_blocks(prompt)
         async with self._turn_lock:
             turn = self.turn = Turn(self.protocol_version)
@@ -165,7 +166,12 @@ class Session:
                 {"sessionId": self.session_id, "prompt": blocks},
                 hook=lambda result: self._on_prompt_response(turn, result),
             )
-            return await self._await_turn(turn, request)
+            try:
+                return await self._await_turn(turn, request)
+            except asyncio.CancelledError:  # whoever awaited the turn gave up: stop the agent too
+                if not turn.ended:
+                    self._spawn(self.cancel())
+                raise
 
     async def _await_turn(self, turn: Turn, request: asyncio.Future) -> str | None:
         done = self._turn_done
@@ -176,6 +182,11 @@ class Session:
         await done
         self.last_error = turn.error
         return turn.stop_reason
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._host_tasks.add(task)
+        task.add_done_callback(self._host_tasks.discard)
 
     def _on_prompt_response(self, turn: Turn, result: Any) -> None:
         if turn.on_response(result):
