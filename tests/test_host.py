@@ -161,3 +161,19 @@ async def test_v1_demo_runs_its_tests_in_a_client_pty(tmp_path):
     )
     assert session.host.terminals.processes == {}  # the agent released it; the bytes stay
     await agent.close()
+
+
+async def test_a_blocking_turn_does_not_wait_forever_on_an_async_handler(monkeypatch):
+    from acp_notebook.client import policy
+    from acp_notebook.protocol import PermissionRequest
+
+    monkeypatch.setattr(policy, "HANDLER_TIMEOUT", 0.1)
+    options = [{"optionId": "no", "name": "No", "kind": "reject_once"}]
+    request = PermissionRequest("perm_1", 1, {"sessionId": "s", "title": "Go?", "options": options})
+
+    async def waits_for_a_click(_request):
+        await asyncio.sleep(60)
+
+    notes: list[str] = []
+    assert await asyncio.wait_for(policy.decide(request, "reject", waits_for_a_click, notes), 5) == "no"
+    assert "no answer within 0.1 s" in notes[0]

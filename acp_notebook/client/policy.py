@@ -16,6 +16,7 @@ When the policy names nothing the request offers, the turn is cancelled, with a 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -54,15 +55,25 @@ def option_for(request: Any, policy: str) -> str | None:
     return None
 
 
+HANDLER_TIMEOUT = 10.0  # s an async handler may take while a cell blocks (no click can reach it)
+
+
 async def decide(request: Any, policy: Any, handler: Callable | None, notes: list[str]) -> str | None:
-    """The option to select: the session's handler first, then the policy; None means cancel."""
+    """The option to select: the session's handler first, then the policy; None means cancel.
+
+    An async handler gets ``HANDLER_TIMEOUT`` seconds: one waiting for a button click would wait
+    forever, since a blocked cell never receives the click.
+    """
     for source in (handler, policy if callable(policy) else None):
         if source is None:
             continue
         try:
             choice = source(request)
             if inspect.isawaitable(choice):
-                choice = await choice
+                choice = await asyncio.wait_for(choice, HANDLER_TIMEOUT)
+        except TimeoutError:
+            notes.append(f"acp: the permission handler gave no answer within {HANDLER_TIMEOUT:g} s")
+            continue
         except Exception as exc:
             notes.append(f"acp: the permission handler raised {exc!r}")
             continue
