@@ -138,6 +138,17 @@ class BaseEmitter:
         """Ids of tool calls reported in this turn that have no final status yet."""
         return [cid for cid, f in self.tools.items() if f.get("status") not in FINAL_STATUSES]
 
+    # -- session-level extras (the same in both versions) ---------------------------
+
+    def usage(self, used: int, size: int) -> None:
+        """Report context usage (`usage_update`, in both versions' schemas)."""
+        self.update({"sessionUpdate": "usage_update", "used": used, "size": size})
+
+    def info(self, title: str) -> None:
+        """Update the session title."""
+        self.session.title = title
+        self.update({"sessionUpdate": "session_info_update", "title": title})
+
     # -- wire helpers -----------------------------------------------------------
 
     def update(self, update: dict) -> None:

@@ -219,15 +219,6 @@ class V1Emitter(BaseEmitter):
 
     # -- session-level extras -----------------------------------------------------
 
-    def usage(self, used: int, size: int) -> None:
-        """Report context usage (v1 schema has `usage_update`)."""
-        self.update({"sessionUpdate": "usage_update", "used": used, "size": size})
-
-    def info(self, title: str) -> None:
-        """Update the session title."""
-        self.session.title = title
-        self.update({"sessionUpdate": "session_info_update", "title": title})
-
     def notice(self, severity: str, title: str, description: str) -> None:
         """v1 notices need the client's `session.notices` capability."""
         session_caps = self.client.get("session")

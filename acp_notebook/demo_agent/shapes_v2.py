@@ -216,15 +216,6 @@ class V2Emitter(BaseEmitter):
 
     # -- session-level extras -----------------------------------------------------
 
-    def usage(self, used: int, size: int) -> None:
-        """Report context usage."""
-        self.update({"sessionUpdate": "usage_update", "used": used, "size": size})
-
-    def info(self, title: str) -> None:
-        """Update the session title."""
-        self.session.title = title
-        self.update({"sessionUpdate": "session_info_update", "title": title})
-
     def notice(self, severity: str, title: str, description: str) -> None:
         """Show a fire-and-forget notice."""
         self.update(

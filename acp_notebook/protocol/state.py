@@ -122,7 +122,7 @@ class SessionState(UpdatesMixin):
             tc = self.tool_calls[tc_id] = ToolCall(tc_id, now)
             if created:
                 self._note("tool_call", tc_id)
-        changed = apply_fields(tc, update, self._report, now)
+        changed = apply_fields(tc, update, self.diagnose, now)
         if "content" in changed:
             self._ensure_terminals(terminal_refs(tc.content))
         self._last_entry = ("tool_call", tc_id)
@@ -142,14 +142,11 @@ class SessionState(UpdatesMixin):
         item = update["content"]
         problem = content_problem(item)
         if problem:
-            self._report("malformed-content", problem + " (kept as received)", item)
+            self.diagnose("malformed-content", problem + " (kept as received)", item)
         tc.content.append(item)
         self._ensure_terminals(terminal_refs([item]))
         if self._observers:
             self._emit(Change("tool_call", tc_id, ("content",), created))
-
-    def _report(self, code: str, message: str, detail: Any) -> None:
-        self.diagnose(code, message, detail)
 
     # -- terminals -------------------------------------------------------------------------------
     def _terminal(self, terminal_id: str) -> tuple[Terminal, bool]:
@@ -171,7 +168,7 @@ class SessionState(UpdatesMixin):
             self.diagnose("malformed-update", "terminal_update without string `terminalId`", update)
             return
         term, created = self._terminal(terminal_id)
-        changed = apply_terminal_fields(term, update, self._report)
+        changed = apply_terminal_fields(term, update, self.diagnose)
         if self._observers:
             replaced = "output" in changed
             data = term.output if replaced else None
