@@ -13,13 +13,14 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Agent": "client.agent",
-    "start_agent": "client.agent",
+    "start_agent": "client.launch",
     "Session": "client.session",
     "AcpError": "client.errors",
     "AgentExited": "client.errors",
     "AgentStartError": "client.errors",
     "ProtocolVersionError": "client.errors",
     "RpcError": "client.errors",
+    "AuthRequired": "client.errors",
     "Change": "protocol",
     "Diagnostic": "protocol",
     "Message": "protocol",
@@ -30,9 +31,11 @@ _EXPORTS = {
     "Terminal": "protocol",
     "ToolCall": "protocol",
     "SessionView": "widgets",
-    "TurnInterrupted": "client.background",
+    "TurnInterrupted": "client.turns",
     "run_sync": "client.sync",
-    "start_agent_sync": "client.sync",
+    "start_agent_sync": "client.launch",
+    "register_agent": "client.agents",
+    "known_agents": "client.agents",
 }
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *sorted(_EXPORTS)]

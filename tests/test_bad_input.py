@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from typing import Any
 
 import pytest
 
 from acp_notebook.protocol import Notification, PermissionRequest, Request, Response, SessionState, parse_line
-from acp_notebook.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from acp_notebook.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from acp_notebook.protocol.patch import cancel_supported
 
 
 def b64(data: bytes | str) -> str:
@@ -127,7 +129,8 @@ def check_rejected(update: Any, code: str) -> SessionState:
 def test_line_not_json(line: str | bytes) -> None:
     parsed = parse_line(line)
     assert parsed.messages == []
-    assert [d.code for d in parsed.diagnostics] == ["invalid-json"]
+    expected = ["invalid-utf8", "invalid-json"] if isinstance(line, bytes) else ["invalid-json"]
+    assert [d.code for d in parsed.diagnostics] == expected
     assert parsed.replies == []
 
 
@@ -146,30 +149,55 @@ def test_line_not_object_or_array(line: str) -> None:
         {"jsonrpc": 2.0, "method": "session/update"},
         {"jsonrpc": "2.0"},
         {"jsonrpc": "2.0", "method": 5},
-        {"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/request_permission"},
-        {"jsonrpc": "2.0", "id": True, "method": "x"},
+        {"id": 3, "level": "info", "msg": "a JSON log line"},
+    ],
+    ids=["no-version", "version-1.0", "version-number", "empty", "method-number", "log-line"],
+)
+def test_line_not_jsonrpc_and_not_a_request(obj: dict[str, Any]) -> None:
+    parsed = parse_line(json.dumps(obj))
+    assert parsed.messages == []
+    assert len(parsed.diagnostics) == 1
+    assert parsed.replies == []  # no id: nobody is waiting, and a stray line gets no answer
+
+
+@pytest.mark.parametrize(
+    ("obj", "reply_id"),
+    [
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/request_permission"}, None),
+        ({"jsonrpc": "2.0", "id": True, "method": "x"}, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, None),
+        ({"id": 7, "method": "x"}, 7),
+        ({"jsonrpc": "1.0", "id": "a", "method": "x"}, "a"),
+        ({"jsonrpc": "2.0", "id": 8, "method": 5}, 8),
+    ],
+    ids=["id-object", "id-bool", "id-fraction", "no-version", "version-1.0", "method-number"],
+)
+def test_invalid_request_is_answered(obj: dict[str, Any], reply_id: Any) -> None:
+    parsed = parse_line(json.dumps(obj))
+    assert parsed.messages == []
+    assert [d.code for d in parsed.diagnostics] == ["invalid-request"]
+    assert parsed.replies == [Response(reply_id, error=parsed.replies[0].error)]
+    assert parsed.replies[0].error.code == INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
         {"jsonrpc": "2.0", "id": 1},
         {"jsonrpc": "2.0", "id": 1, "error": "oops"},
         {"jsonrpc": "2.0", "id": 1, "error": {"message": "no code"}},
+        {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "both"}},
     ],
-    ids=[
-        "no-version",
-        "version-1.0",
-        "version-number",
-        "empty",
-        "method-number",
-        "id-object",
-        "id-bool",
-        "response-no-result",
-        "error-string",
-        "error-no-code",
-    ],
+    ids=["response-no-result", "error-string", "error-no-code", "both"],
 )
-def test_line_not_jsonrpc(obj: dict[str, Any]) -> None:
+def test_malformed_response_still_settles(obj: dict[str, Any]) -> None:
     parsed = parse_line(json.dumps(obj))
-    assert parsed.messages == []
-    assert [d.code for d in parsed.diagnostics] == ["invalid-jsonrpc"]
-    assert parsed.replies == []  # a single (non-batch) message is never answered by the parser
+    (response,) = parsed.messages
+    assert isinstance(response, Response) and response.id == 1
+    assert response.error is not None and response.error.code == INTERNAL_ERROR
+    assert response.error.message.startswith("malformed")
+    assert [d.code for d in parsed.diagnostics] == ["malformed-response"]
+    assert parsed.replies == []  # a response is never answered
 
 
 @pytest.mark.parametrize("line", ["", "   ", "\n", "\r\n"])
@@ -203,11 +231,12 @@ def test_batch_with_invalid_entries() -> None:
         Request(1, "session/request_permission", {}),
         Response(2, {}),
     ]
-    # v2 transports: each invalid entry gets its own Invalid Request reply with id null; valid
-    # notifications (and requests, which are dispatched) get none from the parser
-    assert len(parsed.replies) == len(invalid)
+    # v2 transports: each invalid entry gets its own Invalid Request reply, with id null unless
+    # the entry is a request whose id is valid; valid notifications (and requests, which are
+    # dispatched) get none from the parser
+    assert parsed.batch
+    assert [reply.id for reply in parsed.replies] == [3, None, None, None, None]
     for reply in parsed.replies:
-        assert reply.id is None
         assert reply.error is not None and reply.error.code == INVALID_REQUEST
     assert len(parsed.diagnostics) == len(invalid)
 
@@ -332,8 +361,6 @@ WRONG_TC_FIELDS = [
     ("_meta", 3),
     ("_meta", "x"),
     ("_meta", []),
-    ("capabilities", "yes"),
-    ("capabilities", []),
 ]
 WRONG_IDS = [f"{k}={json.dumps(v)}" for k, v in WRONG_TC_FIELDS]
 
@@ -398,8 +425,29 @@ def test_wrong_typed_terminal_field_counts_as_omitted(key: str, value: Any) -> N
     still_works(state)
 
 
-# -- malformed items kept as received --------------------------------------------------------------
-MALFORMED_ITEMS = [
+# -- malformed capabilities fall back to no controls (schema ToolCallCapabilities) ----------------------
+@pytest.mark.parametrize(
+    "bad",
+    ["yes", [], 5, True, {"cancel": True}, {"cancel": "yes"}, {"cancel": []}, {"cancel": 1}],
+    ids=lambda v: json.dumps(v),
+)
+def test_malformed_capabilities_mean_no_controls(bad: Any) -> None:
+    state = seeded()
+    state.apply(tupd("t1", capabilities={"cancel": {}}))
+    assert state.tool_calls["c1"].cancellable and state.terminals["t1"].capabilities == {"cancel": {}}
+    state.apply(upd("c1", capabilities=bad, title="Still applied"))
+    state.apply(tupd("t1", capabilities=bad, command="still applied"))
+    assert codes(state) == ["invalid-field", "invalid-field"]
+    tc, term = state.tool_calls["c1"], state.terminals["t1"]
+    assert not tc.cancellable and not cancel_supported(term.capabilities)
+    assert "cancel" not in (tc.to_dict().get("capabilities") or {})
+    assert "cancel" not in (term.to_dict().get("capabilities") or {})
+    assert (tc.title, term.command) == ("Still applied", "still applied")
+    still_works(state)
+
+
+# -- invalid items are skipped (schema: x-deserialize-skip-invalid-items) --------------------------------
+SKIPPED_ITEMS = [
     5,
     "text",
     None,
@@ -409,65 +457,142 @@ MALFORMED_ITEMS = [
     {"type": "content"},
     {"type": "content", "content": "hi"},
     {"type": "content", "content": {"text": "no type"}},
+    {"type": "content", "content": {"type": "text"}},
+    {"type": "content", "content": {"type": "text", "text": 5}},
+    {"type": "content", "content": {"type": "image", "data": "iVBO"}},
+    {"type": "content", "content": {"type": "audio", "mimeType": "audio/wav"}},
+    {"type": "content", "content": {"type": "resource_link", "uri": "file:///a"}},
+    {"type": "content", "content": {"type": "resource", "resource": {"text": "x"}}},
+    {"type": "content", "content": {"type": "resource", "resource": {"uri": "file:///a"}}},
     {"type": "terminal"},
     {"type": "terminal", "terminalId": 7},
     {"type": "diff"},
     {"type": "diff", "changes": "x"},
-    {"type": "diff", "changes": [5]},
-    {"type": "diff", "changes": [{"operation": "modify", "path": "relative/x.py"}]},
-    {"type": "diff", "changes": [{"path": "/a.py"}]},
-    {"type": "diff", "changes": [{"operation": "move", "path": "/b.py"}]},
-    {"type": "diff", "changes": [{"operation": "copy", "path": "/b.py", "oldPath": "a.py"}]},
-    {"type": "diff", "changes": [], "patch": {"format": "git_patch"}},
-    {"type": "diff", "changes": [], "patch": "diff --git"},
     {"type": "diff", "path": "/a.py"},
     {"type": "diff", "path": "/a.py", "newText": "x", "oldText": 5},
 ]
-ITEM_IDS = [json.dumps(i)[:40] for i in MALFORMED_ITEMS]
+ITEM_IDS = [json.dumps(i)[:48] for i in SKIPPED_ITEMS]
 
 
-@pytest.mark.parametrize("bad", MALFORMED_ITEMS, ids=ITEM_IDS)
-def test_malformed_content_item_kept_via_update(bad: Any) -> None:
+@pytest.mark.parametrize("bad", SKIPPED_ITEMS, ids=ITEM_IDS)
+def test_invalid_content_item_skipped_via_update(bad: Any) -> None:
     state = seeded()
-    state.apply(upd("c1", content=[item("ok"), bad]))
+    state.apply(upd("c1", content=[item("ok"), bad, item("also ok")]))
     assert codes(state) == ["malformed-content"]
-    assert state.tool_calls["c1"].content == [item("ok"), bad]
-    assert state.tool_calls["c1"].to_dict()["content"] == [item("ok"), bad]
+    assert state.diagnostics[0].detail == bad  # the diagnostic keeps what was skipped
+    assert state.tool_calls["c1"].to_dict()["content"] == [item("ok"), item("also ok")]
     still_works(state)
 
 
-@pytest.mark.parametrize("bad", MALFORMED_ITEMS, ids=ITEM_IDS)
-def test_malformed_content_item_kept_via_chunk(bad: Any) -> None:
+@pytest.mark.parametrize("bad", SKIPPED_ITEMS, ids=ITEM_IDS)
+def test_invalid_content_item_skipped_via_chunk(bad: Any) -> None:
     state = seeded()
-    before = list(state.tool_calls["c1"].content)
+    before = everything(state)
     state.apply({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c1", "content": bad})
     assert codes(state) == ["malformed-content"]
-    assert state.tool_calls["c1"].content == [*before, bad]
+    assert everything(state) == before  # a chunk whose item is invalid (or null) appends nothing
     still_works(state)
 
 
-MALFORMED_LOCATIONS = [
-    {"line": 3},
-    "x",
-    5,
-    None,
-    {"path": 5},
-    {"path": "/a.py", "line": 0},
-    {"path": "/a.py", "line": -1},
-    {"path": "/a.py", "line": "3"},
-    {"path": "/a.py", "line": True},
-    {"path": "/a.py", "line": 2.5},
-    {"path": "src/main.py", "line": 1},
+def test_invalid_chunk_for_unknown_tool_call_creates_nothing() -> None:
+    state = SessionState()
+    state.apply({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "new", "content": None})
+    assert state.tool_calls == {} and codes(state) == ["malformed-content"]
+
+
+OK_CHANGE = {"operation": "modify", "path": "/repo/a.py"}
+# (received item, item stored, diagnostic codes): a valid diff keeps its valid changes
+REPAIRED_ITEMS = [
+    (
+        {"type": "diff", "changes": [5, OK_CHANGE]},
+        {"type": "diff", "changes": [OK_CHANGE]},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [{"path": "/a.py"}]},
+        {"type": "diff", "changes": []},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [{"operation": "move", "path": "/b.py"}]},
+        {"type": "diff", "changes": []},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [{"operation": "add", "path": 5}, OK_CHANGE]},
+        {"type": "diff", "changes": [OK_CHANGE]},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [], "patch": {"format": "git_patch"}},
+        {"type": "diff", "changes": []},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [], "patch": "diff --git"},
+        {"type": "diff", "changes": []},
+        ["malformed-content"],
+    ),
+    (
+        {"type": "diff", "changes": [{"operation": "modify", "path": "relative/x.py"}]},
+        {"type": "diff", "changes": [{"operation": "modify", "path": "relative/x.py"}]},
+        ["relative-path"],
+    ),
+    (
+        {"type": "diff", "changes": [{"operation": "copy", "path": "/b.py", "oldPath": "a.py"}]},
+        {"type": "diff", "changes": [{"operation": "copy", "path": "/b.py", "oldPath": "a.py"}]},
+        ["relative-path"],
+    ),
+    (
+        {"type": "diff", "changes": [{"operation": "_acme_touch"}]},
+        {"type": "diff", "changes": [{"operation": "_acme_touch"}]},
+        [],
+    ),
 ]
 
 
-@pytest.mark.parametrize("bad", MALFORMED_LOCATIONS, ids=[json.dumps(x) for x in MALFORMED_LOCATIONS])
-def test_malformed_location_kept(bad: Any) -> None:
+@pytest.mark.parametrize(("received", "stored", "expected"), REPAIRED_ITEMS, ids=lambda v: json.dumps(v)[:40])
+def test_diff_keeps_its_valid_parts(received: Any, stored: Any, expected: list[str]) -> None:
+    for how in ("update", "chunk"):
+        state = seeded()
+        sent = copy.deepcopy(received)
+        if how == "update":
+            state.apply(upd("c1", content=[sent]))
+            assert state.tool_calls["c1"].content == [stored]
+        else:
+            state.apply({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c1", "content": sent})
+            assert state.tool_calls["c1"].content[-1] == stored
+        assert codes(state) == expected
+        assert sent == received  # the received item itself is never changed
+        still_works(state)
+
+
+# (received location, stored location or None when skipped, diagnostic codes)
+LOCATIONS = [
+    ({"line": 3}, None, ["malformed-location"]),
+    ("x", None, ["malformed-location"]),
+    (5, None, ["malformed-location"]),
+    (None, None, ["malformed-location"]),
+    ({"path": 5}, None, ["malformed-location"]),
+    ({"path": "/a.py", "line": 0}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": -1}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": "3"}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": True}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": 2.5}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": 2**32}, {"path": "/a.py"}, ["malformed-location"]),
+    ({"path": "/a.py", "line": None}, {"path": "/a.py", "line": None}, []),
+    ({"path": "/a.py", "line": 2**32 - 1}, {"path": "/a.py", "line": 2**32 - 1}, []),
+    ({"path": "src/main.py", "line": 1}, {"path": "src/main.py", "line": 1}, ["relative-path"]),
+]
+
+
+@pytest.mark.parametrize(("bad", "stored", "expected"), LOCATIONS, ids=[json.dumps(x[0]) for x in LOCATIONS])
+def test_location_fallbacks(bad: Any, stored: Any, expected: list[str]) -> None:
     state = seeded()
     good = {"path": "/repo/b.py", "line": 2}
     state.apply(upd("c1", locations=[good, bad]))
-    assert codes(state) == ["malformed-location"]
-    assert state.tool_calls["c1"].to_dict()["locations"] == [good, bad]
+    assert codes(state) == expected
+    assert state.tool_calls["c1"].to_dict()["locations"] == [good] + ([] if stored is None else [stored])
     still_works(state)
 
 
@@ -534,6 +659,10 @@ def test_invalid_snapshot_skipped_previous_bytes_intact(output: Any) -> None:
         {"rows": 24},
         {"cols": True, "rows": 24},
         {"cols": 80.5, "rows": 24},
+        {"cols": 65536, "rows": 24},
+        {"cols": 80, "rows": 70000},
+        {"cols": 80, "rows": None},
+        {"cols": 80.0, "rows": 24},
         5,
         "80x24",
         [80, 24],
@@ -547,6 +676,48 @@ def test_invalid_size_counts_as_omitted(size: Any) -> None:
     assert state.terminals["t1"].size == {"cols": 80, "rows": 24}
     assert state.terminals["t1"].command == "make"
     still_works(state)
+
+
+def test_size_at_the_uint16_limits_is_kept() -> None:
+    state = seeded()
+    state.apply(tupd("t1", size={"cols": 65535, "rows": 1}))
+    assert codes(state) == []
+    assert state.terminals["t1"].size == {"cols": 65535, "rows": 1}
+
+
+INT64 = 2**63
+EXIT_CODES = [0, 1, 255, -1, -(2**31), 2**32, INT64 - 1, -INT64]
+BAD_EXIT_CODES = [INT64, -INT64 - 1, 1.5, 0.0, True, False, "0", [0], {"c": 0}]
+
+
+@pytest.mark.parametrize("code", EXIT_CODES)
+def test_exit_code_in_int64_range_kept(code: int) -> None:
+    """v2 schema: ``exitCode`` is int64 (negative values allowed: signed Windows exit codes)."""
+    state = seeded()
+    state.apply(tupd("t1", exitStatus={"exitCode": code, "signal": None}))
+    assert codes(state) == []
+    assert state.terminals["t1"].exit_status == {"exitCode": code, "signal": None}
+
+
+@pytest.mark.parametrize("code", BAD_EXIT_CODES, ids=repr)
+def test_malformed_exit_code_reads_as_unknown(code: Any) -> None:
+    state = seeded()
+    received = {"exitCode": code, "signal": "SIGTERM", "_meta": {"k": 1}}
+    state.apply(tupd("t1", exitStatus=received))
+    assert codes(state) == ["invalid-field"]
+    term = state.terminals["t1"]
+    assert term.exited  # the object's presence still marks the terminal as exited
+    assert term.exit_status == {"exitCode": None, "signal": "SIGTERM", "_meta": {"k": 1}}
+    assert received["exitCode"] == code  # the received object is not changed
+    still_works(state)
+
+
+@pytest.mark.parametrize("signal", [9, True, ["SIGTERM"], {"name": "SIGTERM"}], ids=repr)
+def test_malformed_signal_reads_as_unknown(signal: Any) -> None:
+    state = seeded()
+    state.apply(tupd("t1", exitStatus={"exitCode": 137, "signal": signal}))
+    assert codes(state) == ["invalid-field"]
+    assert state.terminals["t1"].exit_status == {"exitCode": 137, "signal": None}
 
 
 @pytest.mark.parametrize("cwd", ["project/src", "./build", "~/work", "src\\win"])
@@ -655,11 +826,39 @@ def test_message_id_wrong_type() -> None:
     assert any(m.text == "x" for m in state.messages.values())  # the chunk is not lost
 
 
-def test_malformed_message_block_kept() -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "bare",
+        None,
+        5,
+        {},
+        {"type": 5},
+        {"type": "text"},
+        {"type": "image", "data": "x"},
+        {"type": "resource"},
+    ],
+    ids=lambda v: json.dumps(v),
+)
+def test_invalid_message_block_appends_nothing(bad: Any) -> None:
     state = seeded()
-    state.apply({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": "bare"})
-    assert "malformed-content" in codes(state)
-    assert state.messages["m1"].content == [{"type": "text", "text": "hi"}, "bare"]
+    before = everything(state)
+    state.apply({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": bad})
+    state.apply({"sessionUpdate": "agent_message_chunk", "messageId": "m9", "content": bad})
+    assert codes(state) == ["malformed-content", "malformed-content"]
+    assert everything(state) == before  # not appended, and no message created for it
+    state.apply(
+        {"sessionUpdate": "agent_message", "messageId": "m1", "content": [bad, {"type": "text", "text": "x"}]}
+    )
+    assert state.messages["m1"].content == [{"type": "text", "text": "x"}]  # skipped in a whole message
+
+
+def test_unknown_message_block_type_kept() -> None:
+    state = seeded()
+    custom = {"type": "_acme_card", "fields": [1]}
+    state.apply({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": custom})
+    assert codes(state) == []
+    assert state.messages["m1"].content[-1] == custom
 
 
 def test_session_list_wrong_type_keeps_previous() -> None:
@@ -698,3 +897,87 @@ def test_diagnostics_keep_the_offending_value() -> None:
     (diag,) = state.diagnostics
     assert diag.detail == 5
     assert diag.code in str(diag)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"used": "10", "size": 100},
+        {"used": 10},
+        {"used": -1, "size": 100},
+        {"used": 1.5, "size": 2},
+        {"size": True},
+    ],
+    ids=lambda f: json.dumps(f),
+)
+def test_usage_without_integer_used_and_size_is_ignored(fields: dict[str, Any]) -> None:
+    state = seeded()
+    state.apply({"sessionUpdate": "usage_update", "used": 5, "size": 100})
+    state.apply({"sessionUpdate": "usage_update", **fields})
+    assert codes(state) == ["malformed-update"]
+    assert state.usage == {"used": 5, "size": 100}
+
+
+def test_wrong_typed_session_info_and_cost_count_as_omitted() -> None:
+    state = seeded()
+    state.apply({"sessionUpdate": "session_info_update", "title": "T", "updatedAt": "2026-01-01T00:00:00Z"})
+    state.apply({"sessionUpdate": "session_info_update", "title": 5, "updatedAt": ["x"]})
+    cost = {"amount": 1.0, "currency": "USD"}
+    state.apply({"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": cost})
+    state.apply({"sessionUpdate": "usage_update", "used": 2, "size": 2, "cost": "free"})
+    assert codes(state) == ["invalid-field"] * 3
+    assert state.session_info == {"title": "T", "updatedAt": "2026-01-01T00:00:00Z"}
+    assert state.usage == {"used": 2, "size": 2, "cost": cost}
+
+
+def test_error_stop_details_must_be_an_object() -> None:
+    state = seeded()
+    state.apply({"sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": "boom"})
+    assert (state.stop_reason, state.stop_error) == ("error", None)
+
+
+@pytest.mark.parametrize(
+    ("update", "kept"),
+    [
+        (
+            {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "a"}, 5, {"x": 1}]},
+            1,
+        ),
+        (
+            {
+                "sessionUpdate": "config_option_update",
+                "configOptions": [{"configId": "m", "name": "M"}, [], {}],
+            },
+            1,
+        ),
+        ({"sessionUpdate": "config_option_update", "configOptions": [{"id": "v1", "name": "V1"}, "x"]}, 1),
+    ],
+    ids=["commands", "options", "v1-options"],
+)
+def test_invalid_session_list_entries_skipped(update: dict[str, Any], kept: int) -> None:
+    state = seeded()
+    state.apply(update)
+    values = state.available_commands if "availableCommands" in update else state.config_options
+    assert len(values) == kept
+    assert codes(state) and set(codes(state)) == {"invalid-field"}
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [[5], [{"content": "a"}], [{"content": 1, "priority": "high", "status": "pending"}], [None, []]],
+    ids=lambda e: json.dumps(e),
+)
+def test_invalid_plan_entries_skipped(entries: list[Any]) -> None:
+    good = {"content": "step", "priority": "high", "status": "pending"}
+    state = seeded()
+    state.apply(
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": "p1", "entries": [good, *entries]},
+        }
+    )
+    assert set(codes(state)) == {"malformed-plan-entry"}
+    assert state.plans["p1"].entries == [good]
+    assert state.plans["p1"].to_dict()["entries"] == [good]
+    state.apply({"sessionUpdate": "plan", "entries": [*entries, good]})
+    assert state.plans["plan"].entries == [good]

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from acp_notebook import AgentExited, AgentStartError, ProtocolVersionError, RpcError, start_agent
 from acp_notebook.protocol import PermissionAlreadyAnswered
 
-SCRIPTED = Path(__file__).parent / "agents" / "scripted.py"
-INIT_V2 = {"expect": "initialize", "reply": {"protocolVersion": 2, "info": {"name": "s", "version": "1"}}}
-INIT_V1 = {"expect": "initialize", "reply": {"protocolVersion": 1, "agentCapabilities": {}}}
-NEW = {"expect": "session/new", "reply": {"sessionId": "s1"}}
+from .support import INIT_V1, INIT_V2, NEW, Peer, until_async, update
 
-
-def update(body: dict) -> dict:
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": body}}
+MARKER_ID = 99  # the id of the marker request the peer sends after the messages under test
 
 
 def state(name: str, **extra) -> dict:
@@ -39,21 +32,20 @@ def permission(rid: int = 90, **params) -> dict:
     return {"jsonrpc": "2.0", "id": rid, "method": "session/request_permission", "params": body}
 
 
-class Peer:
-    """A scripted agent process and the log of what our client sent it."""
+def marker() -> dict:
+    """A request nobody serves: its -32601 answer proves the client got past what came before it."""
+    return {"jsonrpc": "2.0", "id": MARKER_ID, "method": "_test/marker", "params": {}}
 
-    def __init__(self, tmp_path: Path, steps: list) -> None:
-        script = tmp_path / "script.json"
-        script.write_text(json.dumps(steps))
-        self.log = tmp_path / "log.jsonl"
-        self.log.touch()
-        self.command = [sys.executable, str(SCRIPTED), str(script), str(self.log)]
 
-    def received(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+def answered(peer: Peer, rid: int) -> bool:
+    """True once the peer has logged the client's response to request ``rid``."""
+    return any(r.get("id") == rid for r in peer.responses())
 
-    def responses(self) -> list[dict]:
-        return [m for m in self.received() if "method" not in m]
+
+def before_marker(peer: Peer) -> list:
+    """What the client sent before its answer to the marker (the peer logs in the order it reads)."""
+    log = peer.received()
+    return log[: next(i for i, m in enumerate(log) if isinstance(m, dict) and m.get("id") == MARKER_ID)]
 
 
 async def started(tmp_path, steps, **kwargs):
@@ -193,14 +185,16 @@ async def test_unknown_requests_get_method_not_found_and_notifications_no_answer
             }
         },
         {"send": {"jsonrpc": "2.0", "method": "_vendor/ping", "params": {}}},
+        {"send": marker()},
         {"await_response": True},
     ]
     peer, agent = await started(tmp_path, steps)
     await agent.new_session(str(tmp_path))
-    await asyncio.sleep(0.3)
+    await until_async(lambda: answered(peer, 77) and answered(peer, MARKER_ID), 10, message="both answers")
     await agent.close()
-    (reply,) = peer.responses()
+    reply, marked = sorted(peer.responses(), key=lambda r: r["id"])  # nothing for the notification
     assert reply["id"] == 77 and reply["error"]["code"] == -32601
+    assert marked["id"] == MARKER_ID and marked["error"]["code"] == -32601
 
 
 async def test_noise_and_batches(tmp_path):
@@ -209,22 +203,27 @@ async def test_noise_and_batches(tmp_path):
         "messageId": "m1",
         "content": {"type": "text", "text": "A"},
     }
-    batch = [update(chunk), {"jsonrpc": "2.0", "id": 5}, 42]
+    batch = [update(chunk), {"foo": "boo"}, 42]
     steps = [INIT_V2, NEW, {"send": "log: warming up"}, {"send": {"hello": 1}}, {"send": json.dumps(batch)}]
     steps += [{"send": update({**chunk, "content": {"type": "text", "text": "B"}})}, {"sleep": 0.2}]
     peer, agent = await started(tmp_path, steps)
     session = await agent.new_session(str(tmp_path))
-    await asyncio.sleep(0.5)
+
+    def arrived():
+        message = session.state.messages.get("m1")
+        return message is not None and message.text == "AB" and peer.batch_replies()
+
+    await until_async(arrived, 10, message="the last chunk and the batch reply")
     await agent.close()
     assert session.state.messages["m1"].text == "AB"
     codes = [d.code for d in agent.diagnostics]
     assert codes.count("invalid-json") == 1 and codes.count("invalid-jsonrpc") >= 3
-    assert [r["error"]["code"] for r in peer.responses()] == [-32600, -32600]
+    assert [[r["error"]["code"] for r in b] for b in peer.batch_replies()] == [[-32600, -32600]]
 
 
 async def test_permission_handler_none_raise_unknown_leave_pending(tmp_path):
     steps = [INIT_V2, NEW, {"send": permission(90)}, {"send": permission(91)}, {"send": permission(92)}]
-    steps += [{"await_response": True}]
+    steps += [{"send": marker()}, {"await_response": True}]
     peer, agent = await started(tmp_path, steps)
     session = await agent.new_session(str(tmp_path))
     answers = iter([None, RuntimeError("boom"), "maybe"])
@@ -236,19 +235,27 @@ async def test_permission_handler_none_raise_unknown_leave_pending(tmp_path):
         return answer
 
     session.permission_handler = handler
-    await asyncio.sleep(0.5)
-    assert len(session.pending_permissions) == 3 and peer.responses() == []
+    expected = {"permission-unanswered", "permission-handler-error", "permission-unknown-option"}
+
+    def handled():
+        codes = {d.code for d in session.state.diagnostics}
+        return len(session.pending_permissions) == 3 and expected <= codes and answered(peer, MARKER_ID)
+
+    await until_async(handled, 10, message="three handled requests, then the marker's answer")
+    assert [r["id"] for r in peer.responses()] == [MARKER_ID], "nothing answered the three requests"
+    assert len(session.pending_permissions) == 3
     codes = {d.code for d in session.state.diagnostics}
-    assert {"permission-unanswered", "permission-handler-error", "permission-unknown-option"} <= codes
+    assert expected <= codes
     first = session.pending_permissions[0]
     first.select("ok")
     with pytest.raises(PermissionAlreadyAnswered):
         first.cancel()
     with pytest.raises(ValueError):
         session.pending_permissions[0].select("nope")
-    await asyncio.sleep(0.3)
+    await until_async(lambda: answered(peer, 90), 10, message="the answer to request 90")
     await agent.close()
-    assert peer.responses() == [
+    marked, *answers = peer.responses()
+    assert marked["id"] == MARKER_ID and answers == [
         {"jsonrpc": "2.0", "id": 90, "result": {"outcome": {"outcome": "selected", "optionId": "ok"}}}
     ]
 
@@ -264,12 +271,12 @@ async def test_async_handler_and_cancel_request(tmp_path):
     async def handler(request):
         seen.append(request.title)
         if request.request_id == 90:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # a user taking a moment: simulated, not a wait
             return "no"
         return None
 
     session.permission_handler = handler
-    await asyncio.sleep(0.8)
+    await until_async(lambda: len(peer.responses()) >= 2, 10, message="answers to requests 90 and 91")
     await agent.close()
     outcomes = [r["result"]["outcome"] for r in peer.responses()]
     assert outcomes == [{"outcome": "selected", "optionId": "no"}, {"outcome": "cancelled"}]
@@ -285,10 +292,7 @@ async def test_cancel_answers_permissions_and_marks_tool_calls(tmp_path):
     peer, agent = await started(tmp_path, steps)
     session = await agent.new_session(str(tmp_path))
     task = asyncio.ensure_future(session.prompt("go"))
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if session.pending_permissions:
-            break
+    await until_async(lambda: session.pending_permissions, 10, message="the permission request")
     await session.cancel()
     assert await asyncio.wait_for(task, 10) == "cancelled"
     assert session.state.tool_calls["c1"].status == "cancelled"
@@ -300,16 +304,17 @@ async def test_cancel_answers_permissions_and_marks_tool_calls(tmp_path):
 
 
 async def test_prompts_during_a_turn_are_queued(tmp_path):
-    steps = [INIT_V2, NEW, {"expect": "session/prompt", "reply": {}}, state("running"), {"sleep": 0.3}]
-    steps += [state("idle", stopReason="end_turn"), {"expect": "session/prompt", "reply": {}}]
-    steps += [state("running"), state("idle", stopReason="refusal")]
+    # the turn stays open until the client answers the marker; the peer logs all it reads meanwhile
+    steps = [INIT_V2, NEW, {"expect": "session/prompt", "reply": {}}, state("running"), {"send": marker()}]
+    steps += [{"await_response": True}, state("idle", stopReason="end_turn")]
+    steps += [{"expect": "session/prompt", "reply": {}}, state("running")]
+    steps += [state("idle", stopReason="refusal")]
     peer, agent = await started(tmp_path, steps)
     session = await agent.new_session(str(tmp_path))
     first = asyncio.ensure_future(session.prompt("one"))
     second = asyncio.ensure_future(session.prompt("two"))
-    await asyncio.sleep(0.15)
-    prompts = [m for m in peer.received() if m.get("method") == "session/prompt"]
-    assert len(prompts) == 1
+    await until_async(lambda: answered(peer, MARKER_ID), 10, message="the marker's answer, mid-turn")
+    assert [m.get("method") for m in before_marker(peer)].count("session/prompt") == 1
     assert await asyncio.wait_for(first, 10) == "end_turn"
     assert await asyncio.wait_for(second, 10) == "refusal"
     await agent.close()
@@ -360,11 +365,15 @@ async def test_v1_out_of_order_traffic_is_handled_shown_and_diagnosed(tmp_path):
     _, agent = await started(tmp_path, steps, protocol_version=1)
     session = await agent.new_session(str(tmp_path))
     task = asyncio.ensure_future(session.prompt("go"))
-    while not session.pending_permissions:
-        await asyncio.sleep(0.01)
+    await until_async(lambda: session.pending_permissions, 10, message="the permission request")
     await session.cancel()
     assert await asyncio.wait_for(task, 10) == "cancelled"
-    await asyncio.sleep(0.3)
+
+    def late_update_applied():
+        codes = {d.code for d in session.state.diagnostics}
+        return session.state.tool_calls["c9"].status == "completed" and "update-after-cancel" in codes
+
+    await until_async(late_update_applied, 10, message="the update after the cancelled turn")
     state = session.state
     assert state.tool_calls["c9"].title == "Early" and state.tool_calls["c9"].status == "completed"
     assert state.tool_calls["c8"].title == "Unannounced"

@@ -33,6 +33,8 @@ from acp_notebook.demo_agent import (  # noqa: E402
     git_patch,
 )
 
+from . import support  # noqa: E402
+
 CWD = "/home/user/project"
 ALLOW = {"outcome": {"outcome": "selected", "optionId": "allow-once"}}
 REJECT = {"outcome": {"outcome": "selected", "optionId": "reject-once"}}
@@ -117,7 +119,10 @@ class Driver:
         self.lines.put(None)
 
     def send(self, message: dict) -> None:
-        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        self.send_line(json.dumps({"jsonrpc": "2.0", **message}))
+
+    def send_line(self, line: str) -> None:
+        self.proc.stdin.write((line + "\n").encode())
         self.proc.stdin.flush()
 
     def request(self, method: str, params: dict) -> int:
@@ -134,28 +139,35 @@ class Driver:
 
     def next_message(self, timeout: float = 10.0) -> dict:
         """Read (and auto-answer) the next JSON-RPC message; junk lines are recorded."""
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            assert line is not None, f"agent exited: {self.stderr()}"
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
-            if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-                self.junk.append(line.decode("utf-8", "replace").rstrip("\n"))
-                continue
-            self.messages.append(message)
-            self._answer(message)
-            return message
+        return self.until(lambda message: True, timeout, "a message")
 
-    def until(self, predicate: Callable[[dict], bool], timeout: float = 10.0) -> dict:
-        """Read messages until one matches."""
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self.next_message(max(0.01, deadline - time.monotonic()))
-            if predicate(message):
-                return message
+    def until(self, predicate: Callable[[dict], bool], timeout: float = 10.0, what: str = "") -> dict:
+        """Read messages until one matches; AssertionError after ``timeout`` s."""
+
+        def matching() -> dict | None:
+            message = self._read(0.05)
+            return message if message is not None and predicate(message) else None
+
+        what = what or "a matching message"
+        return support.until(matching, timeout, interval=0, message=f"{what} from the agent")
+
+    def _read(self, wait: float) -> dict | None:
+        """The next line within ``wait`` s if it is a JSON-RPC message (answered); junk is recorded."""
+        try:
+            line = self.lines.get(timeout=wait)
+        except queue.Empty:
+            return None
+        assert line is not None, f"agent exited: {self.stderr()}"
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self.junk.append(line.decode("utf-8", "replace").rstrip("\n"))
+            return None
+        self.messages.append(message)
+        self._answer(message)
+        return message
 
     def call(self, method: str, params: dict, timeout: float = 10.0) -> dict:
         """Send a request and return its response message."""
@@ -381,10 +393,13 @@ def test_version3_scenario_answers_3(spawn):
 def test_hang_never_answers_initialize(spawn):
     driver = spawn("--scenario", "hang")
     driver.request("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "0"}})
-    with pytest.raises(queue.Empty):
-        driver.next_message(timeout=0.5)
-    assert driver.proc.poll() is None
+    driver.send_line("not json")  # answered even by `hang`: proves it read past initialize
+    parse_error = driver.next_message()
+    assert parse_error["error"]["code"] == -32700 and driver.proc.poll() is None
     assert driver.close() == 0
+    with pytest.raises(AssertionError, match="agent exited"):
+        driver.next_message()  # all it wrote before it exited has been read
+    assert driver.messages == [parse_error], "initialize was never answered"
 
 
 def test_crash_exits_with_code_3_mid_turn(spawn):
@@ -392,8 +407,7 @@ def test_crash_exits_with_code_3_mid_turn(spawn):
     driver.initialize(2)
     driver.prompt(driver.new_session())
     with pytest.raises(AssertionError, match="simulated crash"):
-        while True:
-            driver.next_message()
+        driver.until(lambda message: False, what="the exit")  # read until the agent exits
     assert driver.proc.wait(5) == 3
     assert [u.get("state") for u in of_kind(driver.updates(), "state_update")] == ["running"]
     assert "call_crash" in tool_calls(driver.updates())
@@ -801,6 +815,25 @@ def test_v1_cancel(spawn):
     assert driver.finish_turn(prompt, timeout=5) == "cancelled"
     assert not any(u.get("status") == "cancelled" for u in driver.updates())
     driver.assert_all_valid()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_cancel_right_behind_its_prompt_cancels_the_turn(spawn, version):
+    driver = spawn("--scenario", "slow")
+    driver.initialize(version)
+    session = driver.new_session()
+    req_id = next(driver.ids)
+    prompt = {
+        "id": req_id,
+        "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
+    }
+    cancel = {"method": "session/cancel", "params": {"sessionId": session}}
+    driver.sent[req_id] = "session/prompt"
+    driver.send_line(
+        json.dumps({"jsonrpc": "2.0", **prompt}) + "\n" + json.dumps({"jsonrpc": "2.0", **cancel})
+    )
+    assert driver.finish_turn(req_id, timeout=10) == "cancelled"
 
 
 # -- CLI -------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from acp_notebook import AgentExited, AgentStartError, ProtocolVersionError, sta
 from acp_notebook.demo_agent import APP_NEW, APP_OLD, TERMINAL_OUTPUT
 from acp_notebook.protocol import unified_patch
 
+from .support import until_async
+
 DEMO = [sys.executable, "-m", "acp_notebook.demo_agent", "--speed", "0"]
 TOOL_CALLS = ["call_read", "call_edit", "call_test", "call_search", "call_index", "call_fetch", "call_think"]
 TIMEOUT = 30
@@ -30,13 +32,24 @@ def always(option_id):
 async def answer_by_hand(session, choices: dict[str, str], task: asyncio.Task) -> list:
     """Answer permissions through ``pending_permissions`` as a user would, until the turn ends."""
     answered = []
-    while not task.done():
+
+    def answer_pending() -> bool:
+        if task.done():
+            return True
         for request in session.pending_permissions:
             subject = request.subject_type
             request.select(choices[subject])
             answered.append((subject, request.tool_call_id, request.title))
-        await asyncio.sleep(0.01)
+        return False
+
+    await until_async(answer_pending, TIMEOUT, interval=0.01, message="the end of the turn")
     return answered
+
+
+def terminal_output(session, terminal_id: str) -> int:
+    """How many bytes terminal ``terminal_id`` has shown so far (0 before it exists)."""
+    terminal = session.state.terminals.get(terminal_id)
+    return len(terminal.output) if terminal is not None else 0
 
 
 async def test_v2_full_turn_state_field_by_field(tmp_path):
@@ -98,9 +111,7 @@ async def test_v2_full_turn_state_field_by_field(tmp_path):
 async def test_v2_permissions_by_hand_change_the_story(tmp_path):
     agent, session = await demo(tmp_path)
     task = asyncio.ensure_future(session.prompt("go"))
-    answered = await asyncio.wait_for(
-        answer_by_hand(session, {"tool_call": "reject-once", "command": "allow-once"}, task), TIMEOUT
-    )
+    answered = await answer_by_hand(session, {"tool_call": "reject-once", "command": "allow-once"}, task)
     assert await task == "end_turn"
     assert [a[:2] for a in answered] == [("tool_call", "call_edit"), ("command", "call_test")]
     state = session.state
@@ -114,14 +125,12 @@ async def test_v2_permissions_by_hand_change_the_story(tmp_path):
 async def test_v2_cancel_mid_turn_then_agent_still_usable(tmp_path):
     agent, session = await demo(tmp_path, "--scenario", "slow")
     task = asyncio.ensure_future(session.prompt("run forever"))
-    while "term_slow" not in session.state.terminals or len(session.state.terminals["term_slow"].output) < 10:
-        await asyncio.sleep(0.02)
+    await until_async(lambda: terminal_output(session, "term_slow") >= 10, TIMEOUT, message="slow output")
     await session.cancel()
     assert await asyncio.wait_for(task, TIMEOUT) == "cancelled"
     assert session.state.tool_calls["call_slow"].status == "cancelled"
     second = asyncio.ensure_future(session.prompt("again"))
-    while "call_slow_2" not in session.state.tool_calls:
-        await asyncio.sleep(0.02)
+    await until_async(lambda: "call_slow_2" in session.state.tool_calls, TIMEOUT, message="the second turn")
     await session.cancel()
     assert await asyncio.wait_for(second, TIMEOUT) == "cancelled"
     await agent.close()
@@ -130,8 +139,7 @@ async def test_v2_cancel_mid_turn_then_agent_still_usable(tmp_path):
 async def test_cancel_answers_a_pending_permission_cancelled(tmp_path):
     agent, session = await demo(tmp_path, "--scenario", "permission")
     task = asyncio.ensure_future(session.prompt("delete it"))
-    while not session.pending_permissions:
-        await asyncio.sleep(0.01)
+    await until_async(lambda: session.pending_permissions, TIMEOUT, message="the permission request")
     request = session.pending_permissions[0]
     await session.cancel()
     assert request.outcome == {"outcome": "cancelled"}
@@ -217,15 +225,11 @@ async def test_giving_up_on_a_prompt_cancels_the_turn(tmp_path):
     agent, session = await demo(tmp_path, "--scenario", "slow")
     with pytest.raises(asyncio.TimeoutError):
         await asyncio.wait_for(session.prompt("run forever"), 0.5)
-    for _ in range(200):
-        if session.state.run_state == "idle":
-            break
-        await asyncio.sleep(0.02)
+    await until_async(lambda: session.state.run_state == "idle", TIMEOUT, message="the cancelled turn's end")
     assert (session.state.run_state, session.state.stop_reason) == ("idle", "cancelled")
     assert session.state.tool_calls["call_slow"].status == "cancelled"
     task = asyncio.ensure_future(session.prompt("again"))  # the agent is still usable
-    while "call_slow_2" not in session.state.tool_calls:
-        await asyncio.sleep(0.02)
+    await until_async(lambda: "call_slow_2" in session.state.tool_calls, TIMEOUT, message="the second turn")
     await session.cancel()
     assert await asyncio.wait_for(task, TIMEOUT) == "cancelled"
     await agent.close()

@@ -2,32 +2,27 @@
 
 Each ``tests/golden/NAME.jsonl`` holds JSON-RPC lines as an agent sends them (the seed's examples
 verbatim where the seed gives one); ``NAME.expected.json`` holds the state the seed's rules
-require after the last line, written by hand from the rules. Replay: ``jsonrpc.parse_line`` →
-``SessionState.apply(params["update"])`` for ``session/update`` notifications (``v1_*`` cases go
-through ``normalize_v1_update`` first, as the v1 connection does); a ``session/request_permission``
-request becomes a ``PermissionRequest`` recorded with ``SessionState.add_permission``; a response
-line is the client's answer: the replay makes the same choice on the request and the response the
-request then produces must equal that line (it is listed under ``responses``).
+require after the last line, written by hand from the rules. Replay goes through the real client
+intake: an ``Agent`` over a ``MemoryStream`` (no process) negotiates the fixture's version, opens
+the fixture's session, and then receives each line as if the agent wrote it — the connection
+parses it, the wire routes it, the session applies it (``v1_*`` cases through the v1 wire's
+normalisation) and its permission desk takes requests. A response line is the client's answer:
+the replay makes the same choice on the pending request, and the response the client then writes
+must equal that line (it is listed under ``responses``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from acp_notebook.protocol import (
-    Notification,
-    PermissionRequest,
-    Request,
-    Response,
-    SessionState,
-    encode,
-    normalize_v1_update,
-    parse_line,
-)
+from acp_notebook.client.agent import Agent
+from acp_notebook.client.memory import MemoryStream
+from acp_notebook.protocol import PermissionRequest, SessionState
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 SCHEMA_DIRS = (Path(__file__).parent / "schema", Path(__file__).parents[2] / "shared" / "spec" / "schema")
@@ -106,50 +101,44 @@ def load_expected(name: str) -> dict[str, Any]:
 
 
 class Replay:
-    """Feeds one fixture's lines to a fresh SessionState, as the client would."""
+    """Feeds one fixture's lines to a fresh client session, as the agent would."""
 
-    def __init__(self, version: int) -> None:
-        self.version = version
-        self.state = SessionState()
-        self.parse_codes: list[str] = []
+    def __init__(self, version: int, session_id: str) -> None:
+        self.version, self.session_id = version, session_id
         self.responses: list[dict[str, Any]] = []
-        self._by_request_id: dict[Any, PermissionRequest] = {}
+        self.stream = MemoryStream(on_sent=self._on_sent)
+        self.agent = Agent(self.stream)
 
-    def feed(self, line: str) -> None:
-        parsed = parse_line(line)
-        assert not parsed.replies, f"a valid fixture line needs no error reply: {parsed.replies}"
-        self.parse_codes += [d.code for d in parsed.diagnostics]
-        for msg in parsed.messages:
-            self._dispatch(msg)
+    async def start(self) -> None:
+        await self.agent.initialize(self.version)
+        self.session = await self.agent.new_session("/")
+        self.state = self.session.state
 
-    def _dispatch(self, msg: Any) -> None:
-        if isinstance(msg, Notification):
-            assert msg.method == "session/update"
-            update = msg.params["update"]
-            self.state.apply(normalize_v1_update(update) if self.version == 1 else update)
-        elif isinstance(msg, Request):
-            assert msg.method == "session/request_permission"
-            key = f"perm_{len(self._by_request_id) + 1}"
-            perm = PermissionRequest(key, msg.id, msg.params, self.version)
-            perm.on_answer = self._send
-            self._by_request_id[msg.id] = perm
-            self.state.add_permission(perm)
+    def _on_sent(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method == "initialize":
+            self.stream.push(_result(message, {"protocolVersion": self.version}))
+        elif method == "session/new":
+            self.stream.push(_result(message, {"sessionId": self.session_id}))
+        elif method is None:
+            self.responses.append(message)
+
+    async def feed(self, line: str) -> None:
+        message = json.loads(line)
+        if "method" in message:
+            self.stream.push(line)
+            await asyncio.wait_for(self.stream.idle(), 5)
         else:
-            self._answer(msg)
+            self._answer(message)
 
-    def _answer(self, response: Response) -> None:
+    def _answer(self, response: dict[str, Any]) -> None:
         """The client answers as the response line says; the request produces the actual response."""
-        perm = self._by_request_id[response.id]
-        outcome = response.result["outcome"]
+        perm = next(p for p in self.session.pending_permissions if p.request_id == response["id"])
+        outcome = response["result"]["outcome"]
         if outcome["outcome"] == "selected":
             perm.select(outcome["optionId"])
         else:
             perm.cancel()
-        self.state.permission_answered(perm)
-
-    def _send(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
-        line = encode(Response(perm.request_id, {"outcome": outcome}))
-        self.responses.append(json.loads(line))
 
     def snapshot(self) -> dict[str, Any]:
         """The state in the fixtures' expected shape (sections at their defaults are left out)."""
@@ -157,7 +146,7 @@ class Replay:
         snap: dict[str, Any] = {
             "tool_calls": {k: tc.to_dict() for k, tc in state.tool_calls.items()},
             "terminals": {k: t.to_dict() for k, t in state.terminals.items()},
-            "diagnostic_codes": self.parse_codes + [d.code for d in state.diagnostics],
+            "diagnostic_codes": [d.code for d in state.diagnostics],
         }
         texts = {k: t.text for k, t in state.terminals.items() if t.output}
         optional = {
@@ -207,11 +196,20 @@ def _permission(perm: PermissionRequest) -> dict[str, Any]:
     }
 
 
-def replay(name: str) -> Replay:
-    """Replay one fixture from a fresh state."""
-    rep = Replay(version=1 if name.startswith("v1_") else 2)
-    for line in load_lines(name):
-        rep.feed(line)
+def _result(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+async def replay(name: str) -> Replay:
+    """Replay one fixture through a fresh client session."""
+    lines = load_lines(name)
+    ids = [json.loads(line).get("params", {}).get("sessionId") for line in lines]
+    rep = Replay(1 if name.startswith("v1_") else 2, next((i for i in ids if i), "sess_golden"))
+    await rep.start()
+    for line in lines:
+        await rep.feed(line)
+    rep.final = rep.snapshot()  # before the agent closes (which the state records)
+    await rep.agent.close()
     return rep
 
 
@@ -219,19 +217,19 @@ _NAMES = sorted(GOLDEN_CASES)
 
 
 @pytest.mark.parametrize("name", _NAMES)
-def test_golden_replay(name: str) -> None:
+async def test_golden_replay(name: str) -> None:
     expected = load_expected(name)
-    rep = replay(name)
-    assert rep.snapshot() == expected
+    rep = await replay(name)
+    assert rep.final == expected
     # first-seen order of tool calls and terminals
     assert list(rep.state.tool_calls) == list(expected["tool_calls"])
     assert list(rep.state.terminals) == list(expected["terminals"])
 
 
 @pytest.mark.parametrize("name", _NAMES)
-def test_golden_replay_is_deterministic(name: str) -> None:
+async def test_golden_replay_is_deterministic(name: str) -> None:
     """Replaying the same lines again gives the same state (nothing depends on hidden globals)."""
-    assert replay(name).snapshot() == replay(name).snapshot()
+    assert (await replay(name)).final == (await replay(name)).final
 
 
 def test_golden_cases_covered() -> None:

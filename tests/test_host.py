@@ -14,7 +14,7 @@ from acp_notebook.client.errors import RpcError
 from acp_notebook.client.host import FilePolicy, Host
 from acp_notebook.client.host.fs import FS_DENIED
 
-from .test_client_scripted import INIT_V1, INIT_V2, NEW, Peer
+from .support import INIT_V1, INIT_V2, NEW, Peer, until_async
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ async def test_v1_agent_gets_host_methods_and_v2_agent_gets_method_not_found(tmp
         peer = Peer(sub, [init, NEW, read, {"await_response": True}])
         agent = await start_agent(peer.command, protocol_version=init["reply"]["protocolVersion"])
         await agent.new_session(str(tmp_path))
-        await asyncio.sleep(0.4)
+        await until_async(peer.responses, 10, message="the answer to fs/read_text_file")
         await agent.close()
         (reply,) = peer.responses()
         if "result" in expect:
@@ -172,7 +172,7 @@ async def test_a_blocking_turn_does_not_wait_forever_on_an_async_handler(monkeyp
     request = PermissionRequest("perm_1", 1, {"sessionId": "s", "title": "Go?", "options": options})
 
     async def waits_for_a_click(_request):
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # nobody clicks
 
     notes: list[str] = []
     assert await asyncio.wait_for(policy.decide(request, "reject", waits_for_a_click, notes), 5) == "no"

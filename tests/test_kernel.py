@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from .support import running, until
+
 jupyter_client = pytest.importorskip("jupyter_client")
 
+ROOT = Path(__file__).resolve().parents[1]
 DEMO = "acp_notebook.demo_agent"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -40,20 +43,14 @@ def agent_pids(parent: int) -> list[int]:
     return pids
 
 
-def running(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
-    """The pids still running after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(running(p) for p in pids):
-        time.sleep(0.05)
+def survivors(pids: list[int]) -> list[int]:
+    """The pids still running."""
     return [p for p in pids if running(p)]
+
+
+def until_gone(pids: list[int], why: str, timeout: float = 10.0) -> None:
+    """Wait until none of ``pids`` runs; AssertionError naming ``why`` and the survivors."""
+    until(lambda: not survivors(pids), timeout, message=lambda: f"{why} (still running: {survivors(pids)})")
 
 
 class Run:
@@ -145,13 +142,18 @@ class Kernel:
             run.messages.append(msg)
 
     def until(self, check, what: str, timeout: float = 30.0) -> None:
-        """Pump until ``check()`` is true."""
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                outputs = {r.msg_id[:8]: (r.stdout, r.stderr, r.errors) for r in self.runs.values()}
-                raise AssertionError(f"timed out waiting for {what}; outputs: {outputs}")
-            self.pump()
+        """Pump iopub until ``check()`` is true; AssertionError with every cell's output after ``timeout``."""
+
+        def pumped():
+            if check():
+                return True
+            self.pump()  # blocks up to 0.2 s for the next message
+            return check()
+
+        until(pumped, timeout, interval=0, message=lambda: f"{what}; outputs: {self._outputs()}")
+
+    def _outputs(self) -> dict:
+        return {r.msg_id[:8]: (r.stdout, r.stderr, r.errors) for r in self.runs.values()}
 
     def wait(self, run: Run, timeout: float = 30.0) -> Run:
         self.until(lambda: run.done, "the cell to finish", timeout)
@@ -220,11 +222,12 @@ def test_a_turn_runs_in_the_background_while_other_cells_run(kernel):
     cell = kernel.ok("%%acp\nrun something slow")
     assert time.monotonic() - began < 5, "the %%acp cell should return at once"
     assert len(cell.widgets) == 1, "the cell shows the view of this turn"
-    other = kernel.ok(
-        "import asyncio\n"
+    other = kernel.ok(  # this cell awaits (the shared helper, imported in the kernel) more output
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from tests.support import until_async\n"
         "def out(): return sum(len(t.output) for t in acp.state.terminals.values())\n"
         "before = out()\n"
-        "await asyncio.sleep(0.6)\n"
+        "await until_async(lambda: out() > before, 10, message='more output from the turn')\n"
         "print(acp.running, out() > before)"
     )
     assert other.stdout.split() == ["True", "True"], "the turn kept producing output during the other cell"
@@ -329,7 +332,7 @@ def test_kernel_shutdown_ends_its_agents(kernel):
     assert len(pids) == 2
     kernel.kc.stop_channels()
     kernel.km.shutdown_kernel(now=False)
-    assert wait_gone(pids) == []
+    until_gone(pids, "the kernel's agents to end")
 
 
 def test_kernel_restart_ends_its_agents(kernel):
@@ -337,7 +340,7 @@ def test_kernel_restart_ends_its_agents(kernel):
     pids = agent_pids(kernel.pid)
     assert pids
     kernel.km.restart_kernel(now=False)
-    assert wait_gone(pids) == []
+    until_gone(pids, "the kernel's agents to end")
 
 
 def test_sigkill_of_the_kernel_ends_its_agents(kernel):
@@ -346,7 +349,7 @@ def test_sigkill_of_the_kernel_ends_its_agents(kernel):
     pids = agent_pids(kernel.pid)
     assert pids
     os.kill(kernel.pid, signal.SIGKILL)
-    assert wait_gone(pids) == [], "PR_SET_PDEATHSIG should take the agents down with the kernel"
+    until_gone(pids, "PR_SET_PDEATHSIG should take the agents down with the kernel")
 
 
 def test_the_plain_blocking_form_works_inside_the_kernel_loop(kernel):
@@ -378,4 +381,4 @@ def test_terminate_all_ends_each_agent_and_its_process_group(tmp_path):
     pid, still = out.stdout.split()
     assert still == "False" and not running(int(pid))
     sleeper = int(sleeper_file.read_text())
-    assert wait_gone([sleeper], 5) == [], "the agent's own children die with its process group"
+    until_gone([sleeper], "the agent's own children die with its process group", 5)

@@ -9,13 +9,9 @@ import pytest
 from acp_notebook import start_agent
 from acp_notebook.client.errors import AcpError, AuthRequired
 
-from .test_client_scripted import INIT_V1, INIT_V2, NEW, Peer, update
+from .support import INIT_V1, INIT_V2, NEW, Peer, update
 
 METHODS = [{"id": "oauth", "name": "Sign in", "type": "agent"}]
-
-
-def requests(peer, method):
-    return [m["params"] for m in peer.received() if m.get("method") == method]
 
 
 async def test_auth_required_names_the_methods_then_login(tmp_path):
@@ -34,7 +30,7 @@ async def test_auth_required_names_the_methods_then_login(tmp_path):
     assert (await agent.new_session(str(tmp_path))).session_id == "s1"
     await agent.logout()
     await agent.close()
-    assert requests(peer, "auth/login") == [{"methodId": "oauth"}]
+    assert peer.requests("auth/login") == [{"methodId": "oauth"}]
 
 
 async def test_v1_authenticate_and_load_replays_history(tmp_path):
@@ -53,8 +49,8 @@ async def test_v1_authenticate_and_load_replays_history(tmp_path):
     assert [m.text for m in session.state.messages.values()] == ["earlier"]
     assert session.state.tool_calls["c1"].title == "Old read"
     await agent.close()
-    assert requests(peer, "authenticate") == [{"methodId": "key"}]
-    assert requests(peer, "session/load")[0]["sessionId"] == "s1"
+    assert peer.requests("authenticate") == [{"methodId": "key"}]
+    assert peer.requests("session/load")[0]["sessionId"] == "s1"
 
 
 async def test_v1_without_load_session_refuses_replay(tmp_path):
@@ -89,6 +85,6 @@ async def test_v2_list_follows_cursors_resume_replays_and_close(tmp_path):
     await session.close()
     assert "s1" not in agent.sessions
     await agent.close()
-    assert requests(peer, "session/list")[1] == {"cursor": "c2"}
-    assert requests(peer, "session/resume")[0]["replayFrom"] == {"type": "start"}
-    assert requests(peer, "session/close") == [{"sessionId": "s1"}]
+    assert peer.requests("session/list")[1] == {"cursor": "c2"}
+    assert peer.requests("session/resume")[0]["replayFrom"] == {"type": "start"}
+    assert peer.requests("session/close") == [{"sessionId": "s1"}]

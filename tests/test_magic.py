@@ -9,21 +9,20 @@ agents live. A background turn therefore advances only while a later cell awaits
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from acp_notebook.client import background
 from acp_notebook.client.registry import registry
 from acp_notebook.magic import magics as magics_module
 from acp_notebook.magic import parser as parser_module
 from acp_notebook.magic.transform import rewrite
 
+from .support import Peer, until_async
+
 globalipapp = pytest.importorskip("IPython.testing.globalipapp")
 
-SCRIPTED = Path(__file__).parent / "agents" / "scripted.py"
 DEMO = f"{sys.executable} -m acp_notebook.demo_agent"
 
 
@@ -136,7 +135,7 @@ def test_a_cell_prompts_in_the_background_and_wait_waits(ip, capsys, displayed):
     _, out, _ = cell(ip, "%%acp\nFix the failing test", capsys)
     assert out == "", "a background prompt prints nothing; the view shows the turn"
     (view,) = displayed.views()
-    assert background.busy(session) and view.following
+    assert session.busy and view.following
     _, out, _ = cell(ip, "%acp wait", capsys)
     assert "`acp`: idle (end_turn)" in out
     assert not view.following, "the turn's view stops following when the turn ends"
@@ -180,7 +179,9 @@ def test_prompts_sent_during_a_turn_are_queued(ip, capsys, displayed):
 def test_cancel_stops_the_running_turn_and_drops_queued_ones(ip, capsys, displayed):
     session = start(ip, capsys, args=f"--no-view {DEMO} --scenario slow")
     cell(ip, "%%acp\nslow one", capsys)
-    cell(ip, "import asyncio\nawait asyncio.sleep(0.3)", capsys)
+    # an awaiting cell lets the background turn get under way (the shared helper, imported here)
+    under_way = "lambda: acp.running and 'call_slow' in acp.state.tool_calls"
+    cell(ip, f"from tests.support import until_async\nawait until_async({under_way}, 10)", capsys)
     cell(ip, "%%acp\nqueued one", capsys)
     assert session.running
     _, out, _ = cell(ip, "%acp cancel", capsys)
@@ -231,8 +232,8 @@ def test_starting_a_name_again_replaces_its_agent(ip, capsys):
     assert old.agent not in registry().agents
 
 
-def config_agent(tmp_path: Path, version: int) -> tuple[str, Path]:
-    """A scripted agent advertising config options (v2) or modes (v1); the log of what it got."""
+def config_agent(tmp_path: Path, version: int) -> Peer:
+    """A scripted agent advertising config options (v2) or modes (v1), logging what it got."""
     option = {"configId": "model", "name": "Model", "type": "select", "currentValue": "m1"}
     option["options"] = [{"value": "m1", "name": "M1"}, {"value": "m2", "name": "M2"}]
     mode = {"configId": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": "ask"}
@@ -267,19 +268,12 @@ def config_agent(tmp_path: Path, version: int) -> tuple[str, Path]:
             {"expect": "session/new", "reply": {"sessionId": "s1", "modes": modes}},
             {"expect": "session/set_mode", "reply": {}},
         ]
-    script, log = tmp_path / f"v{version}.json", tmp_path / f"v{version}.jsonl"
-    script.write_text(json.dumps(steps))
-    return f"{sys.executable} {SCRIPTED} {script} {log}", log
-
-
-def sent(log: Path, method: str) -> list[dict]:
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    return [m["params"] for m in lines if m.get("method") == method]
+    return Peer(tmp_path, steps, f"v{version}")
 
 
 def test_config_and_mode_on_a_v2_agent(ip, capsys, tmp_path):
-    command, log = config_agent(tmp_path, 2)
-    session = start(ip, capsys, "cfg", f"--no-view {command}")
+    peer = config_agent(tmp_path, 2)
+    session = start(ip, capsys, "cfg", f"--no-view {peer.command_line}")
     _, out, _ = cell(ip, "%acp config --name cfg", capsys)
     assert "model = 'm1'  Model (choices: m1, m2)" in out and "brave = False" in out
     _, out, _ = cell(ip, "%acp config model m2 --name cfg", capsys)
@@ -287,7 +281,7 @@ def test_config_and_mode_on_a_v2_agent(ip, capsys, tmp_path):
     cell(ip, "%acp config brave on --name cfg", capsys)
     _, out, _ = cell(ip, "%acp mode code --name cfg", capsys)
     assert out.strip() == "mode: code (available: ask, code)"
-    params = sent(log, "session/set_config_option")
+    params = peer.requests("session/set_config_option")
     assert [(p["configId"], p["type"], p["value"]) for p in params] == [
         ("model", "id", "m2"),
         ("brave", "boolean", True),
@@ -299,13 +293,13 @@ def test_config_and_mode_on_a_v2_agent(ip, capsys, tmp_path):
 
 
 def test_mode_on_a_v1_agent(ip, capsys, tmp_path):
-    command, log = config_agent(tmp_path, 1)
-    session = start(ip, capsys, "m1", f"--no-view --protocol 1 {command}")
+    peer = config_agent(tmp_path, 1)
+    session = start(ip, capsys, "m1", f"--no-view --protocol 1 {peer.command_line}")
     _, out, _ = cell(ip, "%acp mode --name m1", capsys)
     assert out.strip() == "mode: ask (available: ask, code)"
     _, out, _ = cell(ip, "%acp mode code --name m1", capsys)
     assert out.strip() == "mode: code (available: ask, code)"
-    assert sent(log, "session/set_mode") == [{"sessionId": "s1", "modeId": "code"}]
+    assert peer.requests("session/set_mode") == [{"sessionId": "s1", "modeId": "code"}]
     assert session.state.current_mode_id == "code"
     _, out, _ = cell(ip, "%acp config --name m1", capsys)
     assert "advertises no config options" in out
@@ -361,8 +355,9 @@ def test_an_interrupted_cell_cancels_the_turns_it_started(ip, capsys):
     hooks = _installed[id(ip)][2]
     hooks.pre_run_cell()
     task = session.prompt_task("Fix the failing test")  # waits for a permission: never answered
-    loop = background.loop_of(session.agent)
-    loop.run_until_complete(_until(lambda: session.pending_permissions))
+    loop = session.agent.loop()
+    asked = until_async(lambda: session.pending_permissions, 10, message="the permission request")
+    loop.run_until_complete(asked)
 
     class Result:
         error_in_exec = asyncio.CancelledError()
@@ -371,12 +366,6 @@ def test_an_interrupted_cell_cancels_the_turns_it_started(ip, capsys):
     assert "cancelling the turn of acp" in capsys.readouterr().err
     assert loop.run_until_complete(asyncio.wait_for(task, 10)) == "cancelled"
     assert [p.outcome for p in session.state.permissions.values()] == [{"outcome": "cancelled"}]
-
-
-async def _until(check, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 def test_reload_keeps_one_transformer_and_unload_removes_everything(ip):
@@ -417,9 +406,8 @@ def test_start_needing_a_login_lists_methods_then_login_opens_the_session(ip, ca
         {"expect": "session/new", "reply": {"sessionId": "s9"}},
         {"expect": "auth/logout", "reply": {}},
     ]
-    script, log = tmp_path / "auth.json", tmp_path / "auth.jsonl"
-    script.write_text(json.dumps(steps))
-    _, out, _ = cell(ip, f"%acp start --name au --no-view {sys.executable} {SCRIPTED} {script} {log}", capsys)
+    peer = Peer(tmp_path, steps, "auth")
+    _, out, _ = cell(ip, f"%acp start --name au --no-view {peer.command_line}", capsys)
     assert "needs a login" in out and "oauth  Sign in with a browser" in out
     assert "%acp login oauth --name au" in out and "Traceback" not in out
     _, out, _ = cell(ip, "%acp login --name au", capsys)
@@ -429,4 +417,4 @@ def test_start_needing_a_login_lists_methods_then_login_opens_the_session(ip, ca
     assert ip.user_ns["au"].session_id == "s9"
     _, out, _ = cell(ip, "%acp logout --name au", capsys)
     assert "Logged out" in out
-    assert sent(log, "auth/login") == [{"methodId": "oauth"}]
+    assert peer.requests("auth/login") == [{"methodId": "oauth"}]

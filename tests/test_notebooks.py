@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
+
+from .support import running, until
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -52,18 +53,6 @@ def cell_of(cells: list[dict], start: str) -> dict:
     return next(c for c in cells if c["source"].startswith(start))
 
 
-def pid_gone(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except OSError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_notebooks_are_committed_without_outputs(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -96,7 +85,7 @@ def test_quickstart(tmp_path, monkeypatch):
     assert cell_of(cells, "print(acp.turns")["stdout"].startswith("end_turn - Done.")
     assert "exit code 0" in cell_of(cells, "%acp stop")["stdout"]
     pid = int(re.search(r"pid (\d+)", started["stdout"]).group(1))
-    assert pid_gone(pid)
+    until(lambda: not running(pid), 10, message=f"the agent process {pid} to end")
 
 
 def test_protocol_tour(tmp_path, monkeypatch):

@@ -17,6 +17,8 @@ from acp_notebook.protocol import PermissionRequest
 from acp_notebook.widgets import Scheduler, SessionView
 from acp_notebook.widgets import runtime as runtime_module
 
+from .support import until_async
+
 
 class RecordingComm(comm.base_comm.BaseComm):
     """A comm that records every message instead of sending it."""
@@ -308,8 +310,7 @@ async def test_click_reaches_the_agent(recording, tmp_path):
     session = await agent.new_session(str(tmp_path))
     view = SessionView(session)
     turn = asyncio.ensure_future(session.prompt("delete build"))
-    while not session.pending_permissions:
-        await asyncio.sleep(0.01)
+    await until_async(lambda: session.pending_permissions, 20, message="the permission request")
     key = session.pending_permissions[0].key
     view._handle_browser_msg({"type": "select", "key": key, "option": "allow-once"})
     assert await asyncio.wait_for(turn, 20) == "end_turn"
@@ -338,8 +339,7 @@ async def test_stop_button_cancels_the_turn(recording, tmp_path):
     session = await agent.new_session(str(tmp_path))
     view = SessionView(session)
     turn = asyncio.ensure_future(session.prompt("run"))
-    while "call_slow" not in session.state.tool_calls:
-        await asyncio.sleep(0.01)
+    await until_async(lambda: "call_slow" in session.state.tool_calls, 20, message="the slow tool call")
     view._handle_browser_msg({"type": "cancel_turn"})
     assert await asyncio.wait_for(turn, 20) == "cancelled"
     await agent.close()

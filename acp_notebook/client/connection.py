@@ -1,9 +1,14 @@
-"""A JSON-RPC connection over an agent process: request ids, futures, in-order dispatch.
+"""A JSON-RPC connection over an agent's stdio: request ids, futures, in-order dispatch.
 
 The reader handles every received message strictly in arrival order and never waits on a user:
-notification and request handlers are plain synchronous callables. A request handler returns a
-result, raises ``RpcError``, or returns ``DEFERRED`` and answers later with ``respond``. When
-the process ends, every pending future fails with ``AgentExited``.
+handlers are plain synchronous callables found in the wire's routing table (``Routes``). A
+request handler returns a result, raises ``RpcError``, or returns ``DEFERRED`` and answers later
+with ``respond``. Nothing either side sent is left unsettled: every request gets exactly one
+answer (``-32601`` when nothing routes it), every response to a known id settles its future
+(a malformed error settles it as an error), the replies to a batch go out as one array once all
+its requests are answered, and when the agent's stdout ends every pending future fails with
+``AgentExited``. Encoding is checked before anything is recorded: a value that cannot be sent
+raises for the caller.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..protocol.diagnostics import Diagnostic
 from ..protocol.jsonrpc import (
@@ -26,12 +31,23 @@ from ..protocol.jsonrpc import (
     parse_line,
 )
 from .errors import AgentExited, AuthRequired, RpcError
-from .transport import AgentProcess
+from .replies import BatchReplies
+from .wire.base import Routes
 
 DEFERRED = object()
-RequestHandler = Callable[[Request], Any]
-NotificationHandler = Callable[[Notification], None]
 ResponseHook = Callable[[Any], None]
+
+
+class Stream(Protocol):
+    """What the connection needs of the agent process (``transport.AgentProcess``)."""
+
+    returncode: int | None
+
+    async def readline(self) -> bytes | None: ...
+    def write(self, data: bytes) -> bool: ...
+    async def drain(self) -> None: ...
+    async def wait(self) -> int: ...
+    def stderr_tail(self, lines: int = 20) -> list[str]: ...
 
 
 class _Pending:
@@ -41,55 +57,87 @@ class _Pending:
         self.method, self.future, self.hook = method, future, hook
 
 
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()  # nobody awaits a withdrawn request any more
+
+
 class Connection:
     """Sends requests and notifications, and dispatches what the agent sends, in order."""
 
-    def __init__(
-        self,
-        process: AgentProcess,
-        on_request: RequestHandler,
-        on_notification: NotificationHandler,
-        on_diagnostic: Callable[[Diagnostic], None],
-    ) -> None:
+    def __init__(self, process: Stream, on_diagnostic: Callable[[Diagnostic], None]) -> None:
         self.process = process
-        self._on_request, self._on_notification = on_request, on_notification
-        self._on_diagnostic = on_diagnostic
+        self.routes = Routes()
+        self.null_ids = True
         self.auth_methods: Callable[[], list[Any]] = list
+        self.on_stdout: Callable[[str], None] = lambda _text: None  # a line that is not JSON
+        self._on_diagnostic = on_diagnostic
         self._pending: dict[int, _Pending] = {}
+        self._batches = BatchReplies(self._write)
         self._next_id = 0
-        self.closed: asyncio.Future[AgentExited] = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
+        loop = asyncio.get_running_loop()
+        self.closed: asyncio.Future[AgentExited] = loop.create_future()
+        self._reader = loop.create_task(self._read_loop())
+
+    def route(self, routes: Routes, *, null_ids: bool) -> None:
+        """Adopt a wire's routing table and id rule (after ``initialize``)."""
+        self.routes, self.null_ids = routes, null_ids
 
     # -- sending ------------------------------------------------------------------------------
     def request(self, method: str, params: Any = None, hook: ResponseHook | None = None) -> asyncio.Future:
         """Send a request; the future resolves to its result or fails with ``RpcError``.
 
         ``hook(result)`` runs in the reader the moment a successful response arrives, before any
-        later message is handled (turn tracking needs that ordering).
+        later message is handled (turn tracking needs that ordering). Raises ``ValueError`` at
+        once for params that cannot be encoded (NaN, infinity); nothing is sent then.
         """
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         if self.closed.done():
             future.set_exception(self.closed.result())
             return future
+        data = encode(Request(self._next_id + 1, method, params))
         self._next_id += 1
         self._pending[self._next_id] = _Pending(method, future, hook)
-        self._send(Request(self._next_id, method, params))
+        self._write(data)
         return future
 
+    async def wait(self, future: asyncio.Future, timeout: float | None = None) -> Any:
+        """Await a request's future; on a timeout or a cancellation, tell the agent
+        (``$/cancel_request``) and raise. A late answer still settles the request quietly."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self.withdraw(future)
+            raise
+
+    def withdraw(self, future: asyncio.Future) -> bool:
+        """Send ``$/cancel_request`` for a request still waiting; False if it is not pending."""
+        for request_id, pending in self._pending.items():
+            if pending.future is future and not future.done():
+                future.add_done_callback(_retrieved)
+                self.notify("$/cancel_request", {"requestId": request_id})
+                return True
+        return False
+
     def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification (fire and forget)."""
-        self._send(Notification(method, params))
+        """Send a notification (fire and forget); raises ``ValueError`` if it cannot be encoded."""
+        self._write(encode(Notification(method, params)))
 
     def respond(self, request_id: Any, result: Any) -> None:
-        """Answer an incoming request with a result."""
-        self._send(Response(request_id, result))
+        """Answer an incoming request with a result (``ValueError``, nothing sent, if unencodable)."""
+        self._reply(Response(request_id, result))
 
     def respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
         """Answer an incoming request with a JSON-RPC error."""
-        self._send(Response(request_id, error=ErrorObject(code, message, data)))
+        self._reply(Response(request_id, error=ErrorObject(code, message, data)))
 
-    def _send(self, message: Any) -> None:
-        self.process.write(encode(message))
+    def _reply(self, response: Response) -> None:
+        data = encode(response)  # raises before anything is recorded
+        if not self._batches.answer(response):
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        self.process.write(data)
 
     # -- receiving ----------------------------------------------------------------------------
     async def _read_loop(self) -> None:
@@ -102,7 +150,7 @@ class Connection:
                     continue
                 if line is None:
                     break
-                self._handle_line(line)
+                self.feed(line)
         finally:
             self._fail_all(AgentExited(await self._exit_code(), self.process.stderr_tail()))
 
@@ -114,12 +162,19 @@ class Connection:
         except (TimeoutError, asyncio.CancelledError):
             return None
 
-    def _handle_line(self, line: bytes) -> None:
-        parsed = parse_line(line)
+    def feed(self, line: bytes) -> None:
+        """Handle one received line (the reader calls this; so can a replay)."""
+        parsed = parse_line(line, null_ids=self.null_ids)
         for diag in parsed.diagnostics:
             self._on_diagnostic(diag)
-        for reply in parsed.replies:
-            self._send(reply)
+        if not parsed.messages and any(d.code == "invalid-json" for d in parsed.diagnostics):
+            self.on_stdout(line.decode("utf-8", "replace").rstrip("\r\n"))
+        requests = [m for m in parsed.messages if isinstance(m, Request)]
+        if parsed.batch:
+            self._batches.open([r.id for r in requests], parsed.replies)
+        else:
+            for reply in parsed.replies:
+                self._write(encode(reply))
         for message in parsed.messages:
             try:
                 self._dispatch(message)
@@ -132,7 +187,15 @@ class Connection:
         elif isinstance(message, Request):
             self._serve(message)
         else:
-            self._on_notification(message)
+            handler = self.routes.notifications.get(message.method)
+            if handler is None and message.method.startswith("_"):
+                return  # an extension notification nobody here handles: ignored, as the docs say
+            if handler is None:
+                self._on_diagnostic(
+                    Diagnostic("unknown-notification", f"no handler for {message.method!r}", level="info")
+                )
+                return
+            handler(message)
 
     def _resolve(self, response: Response) -> None:
         pending = self._pending.pop(response.id, None) if isinstance(response.id, int) else None
@@ -140,14 +203,15 @@ class Connection:
             self._on_diagnostic(Diagnostic("unknown-response", f"response to unknown id {response.id!r}"))
             return
         if response.error is not None:
-            err = response.error
             if not pending.future.done():
-                pending.future.set_exception(self._error(err, pending.method))
+                pending.future.set_exception(self._error(response.error, pending.method))
             return
-        if pending.hook is not None:
-            pending.hook(response.result)
-        if not pending.future.done():
-            pending.future.set_result(response.result)
+        try:
+            if pending.hook is not None:
+                pending.hook(response.result)
+        finally:  # a failing hook still settles the request
+            if not pending.future.done():
+                pending.future.set_result(response.result)
 
     def _error(self, err: ErrorObject, method: str) -> RpcError:
         if err.code == AUTH_REQUIRED:
@@ -155,8 +219,12 @@ class Connection:
         return RpcError(err.code, err.message, err.data, method)
 
     def _serve(self, request: Request) -> None:
+        handler = self.routes.requests.get(request.method)
+        if handler is None:
+            self.respond_error(request.id, METHOD_NOT_FOUND, f"Method not found: {request.method}")
+            return
         try:
-            result = self._on_request(request)
+            result = handler(request)
         except RpcError as exc:
             self.respond_error(request.id, exc.code, exc.message, exc.data)
             return
@@ -164,12 +232,15 @@ class Connection:
             self._on_diagnostic(Diagnostic("handler-error", f"error serving {request.method}: {exc!r}"))
             self.respond_error(request.id, INTERNAL_ERROR, f"client error: {exc}")
             return
-        if result is DEFERRED:
-            return
-        if result is NotImplemented:
-            self.respond_error(request.id, METHOD_NOT_FOUND, f"Method not found: {request.method}")
-            return
-        self.respond(request.id, result)
+        if result is not DEFERRED:
+            self.answer(request.id, result)
+
+    def answer(self, request_id: Any, result: Any) -> None:
+        """``respond``, falling back to an internal error when the result cannot be encoded."""
+        try:
+            self.respond(request_id, result)
+        except ValueError as exc:
+            self.respond_error(request_id, INTERNAL_ERROR, f"client error: unencodable result ({exc})")
 
     def _fail_all(self, error: AgentExited) -> None:
         if not self.closed.done():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -9,13 +10,33 @@ class AcpError(Exception):
     """Base class of every error this package raises about an agent."""
 
 
+DATA_SHOWN = 300  # characters of an error's `data` shown in its message
+
+
+def clip(text: str, limit: int = DATA_SHOWN) -> str:
+    """``text`` cut to ``limit`` characters (with an ellipsis)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def data_text(data: Any) -> str:
+    """An error's ``data`` as one short line (often the only clue: the agent's own detail)."""
+    if data is None:
+        return ""
+    said = [data.get(k) for k in ("message", "details", "detail", "error")] if isinstance(data, dict) else []
+    text = next((v for v in said if isinstance(v, str) and v.strip()), None)
+    if text is None:
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=repr)
+    return clip(" ".join(text.split()))
+
+
 class RpcError(AcpError):
-    """The agent answered a request with a JSON-RPC error."""
+    """The agent answered a request with a JSON-RPC error; its ``data`` is shown, clipped."""
 
     def __init__(self, code: int, message: str, data: Any = None, method: str | None = None) -> None:
         self.code, self.message, self.data, self.method = code, message, data, method
         where = f" to {method}" if method else ""
-        super().__init__(f"agent error{where}: {message} (code {code})")
+        detail = data_text(data)
+        super().__init__(f"agent error{where}: {message} (code {code})" + (f": {detail}" if detail else ""))
 
 
 def _tail_text(stderr_tail: list[str]) -> str:
@@ -57,5 +78,10 @@ class AuthRequired(RpcError):
             for m in self.methods
             if isinstance(m, dict)
         )
-        hint = f"; log in with agent.authenticate(method_id), one of: {choices}" if choices else ""
+        hint = (
+            f"; log in with `%acp login METHOD` (from code: agent.authenticate, login_terminal or "
+            f"login_env), METHOD one of: {choices}"
+            if choices
+            else ""
+        )
         self.args = (f"authentication required: {message}{hint}",)

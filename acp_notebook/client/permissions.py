@@ -4,7 +4,7 @@ Every request goes into the session state (``pending_permissions``) the moment i
 ``permission_handler(request) -> option_id | None`` (sync or async) runs as its own task, and
 setting one offers it the requests already pending. A handler returning None, raising, or naming
 an unknown option leaves the request pending, with a diagnostic. ``select``/``cancel`` on the
-request send the response.
+request send the response (through ``respond``), then the state tells its observers.
 """
 
 from __future__ import annotations
@@ -12,23 +12,30 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..protocol.jsonrpc import Request
 from ..protocol.permission import PermissionRequest
-from .connection import DEFERRED
-
-if TYPE_CHECKING:
-    from .session import Session
+from ..protocol.state import SessionState
+from ..protocol.turn import Turn
 
 PermissionHandler = Callable[[PermissionRequest], "str | Awaitable[str | None] | None"]
+MakeRequest = Callable[[str, Request, Any], PermissionRequest]
 
 
 class PermissionDesk:
     """The permission requests of one session: intake, handler tasks, answers."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(
+        self,
+        state: SessionState,
+        make: MakeRequest,
+        respond: Callable[[Any, Any], None],
+        *,
+        note_unannounced: bool = False,
+    ) -> None:
+        self.state, self._make, self._respond = state, make, respond
+        self._note_unannounced = note_unannounced  # v1: a tool call is announced before it is asked
         self._handler: PermissionHandler | None = None
         self._offered: set[str] = set()
         self._count = 0
@@ -43,39 +50,29 @@ class PermissionDesk:
     @handler.setter
     def handler(self, handler: PermissionHandler | None) -> None:
         self._handler = handler
-        for perm in self.session.state.pending_permissions:
+        for perm in self.state.pending_permissions:
             self._offer(perm)
 
-    def _offer(self, perm: PermissionRequest) -> None:
-        if self._handler is None or perm.key in self._offered:
-            return
-        self._offered.add(perm.key)
-        task = asyncio.get_running_loop().create_task(self._run_handler(perm, self._handler))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def receive(self, request: Request) -> object:
-        """Take an incoming request: record it, start the handler, answer later."""
+    def receive(self, request: Request, turn: Turn | None) -> PermissionRequest:
+        """Take an incoming request: record it, start the handler; the answer comes later."""
         self._count += 1
-        params = request.params if isinstance(request.params, dict) else {}
-        perm = PermissionRequest(f"perm_{self._count}", request.id, params, self.session.protocol_version)
-        perm.on_answer = self._send_answer
+        perm = self._make(f"perm_{self._count}", request, self._send_answer)
         self._by_request_id[request.id] = perm
-        state = self.session.state
-        unknown = perm.tool_call_id is not None and perm.tool_call_id not in state.tool_calls
-        if unknown and perm.version == 1:  # (v2 subjects are upserts; command ids may come later)
-            state.diagnose(
+        unknown = perm.tool_call_id is not None and perm.tool_call_id not in self.state.tool_calls
+        if unknown and self._note_unannounced:
+            self.state.diagnose(
                 "permission-unknown-tool-call",
                 f"{perm.key} concerns unknown {perm.tool_call_id!r}",
                 level="info",
             )
-        state.add_permission(perm)
-        turn = self.session.turn
+        self.state.add_permission(perm)
+        if turn is not None and perm.tool_call_id is not None:
+            turn.saw_tool_call(perm.tool_call_id)
         if turn is not None and turn.cancel_requested and not turn.ended:
             perm.cancel()  # the active work was cancelled: the protocol requires `cancelled`
         else:
             self._offer(perm)
-        return DEFERRED
+        return perm
 
     def cancel_request(self, request_id: Any) -> bool:
         """Answer ``cancelled`` to the pending request the agent withdrew (``$/cancel_request``)."""
@@ -87,16 +84,26 @@ class PermissionDesk:
 
     def cancel_all(self) -> None:
         """Answer every pending request ``cancelled`` (the turn was cancelled)."""
-        for perm in self.session.state.pending_permissions:
+        for perm in self.state.pending_permissions:
             perm.cancel()
 
     def _send_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
+        """``on_answer``: send first (it raises, leaving the request pending, if it cannot); the
+        request records its outcome after this returns, so observers hear of it just after."""
+        self._respond(perm.request_id, {"outcome": outcome})
         self._by_request_id.pop(perm.request_id, None)
-        self.session.agent.connection.respond(perm.request_id, {"outcome": outcome})
-        self.session.state.permission_answered(perm)
+        asyncio.get_running_loop().call_soon(self.state.permission_answered, perm)
+
+    def _offer(self, perm: PermissionRequest) -> None:
+        if self._handler is None or perm.key in self._offered:
+            return
+        self._offered.add(perm.key)
+        task = asyncio.get_running_loop().create_task(self._run_handler(perm, self._handler))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _run_handler(self, perm: PermissionRequest, handler: PermissionHandler) -> None:
-        diagnose = self.session.state.diagnose
+        diagnose = self.state.diagnose
         try:
             choice = handler(perm)
             if inspect.isawaitable(choice):

@@ -29,11 +29,6 @@ if TYPE_CHECKING:
 EXIT_GRACE = 1.0
 
 
-def demo_command() -> list[str]:
-    """The bundled offline demo agent, run by this interpreter."""
-    return [sys.executable, "-m", "acp_notebook.demo_agent"]
-
-
 class Registry:
     """Kernel-wide: the agents started here (in order) and the sessions bound to names."""
 

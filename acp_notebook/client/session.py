@@ -1,40 +1,37 @@
-"""A live session: its state, prompt turns, cancellation and permission requests.
+"""A live session: its state, its permission desk and its one turn queue.
 
-Updates are applied to ``state`` in arrival order by the agent's reader. ``prompt`` returns the
-stop reason when the turn ends (rule in ``protocol.turn``); prompts sent during a turn wait
-their turn client-side. ``cancel`` sends ``session/cancel``, answers every pending permission
-``cancelled`` and marks this turn's unfinished tool calls ``cancelled``.
+Updates are applied to ``state`` in arrival order by the agent's reader. Every prompt is a turn
+in the queue (``turns.TurnQueue``): ``prompt`` awaits its turn and returns the stop reason
+(rule in ``protocol.turn``), ``prompt_task`` returns the task at once. ``cancel`` sends
+``session/cancel``, answers every pending permission ``cancelled`` and marks this turn's
+unfinished tool calls ``cancelled``. What differs between protocol versions is the wire's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.jsonrpc import INTERNAL_ERROR, Request
+from ..protocol.jsonrpc import Request
 from ..protocol.patch import cancel_supported
+from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from ..protocol.v1 import normalize_v1_update
+from . import blocking
 from .connection import DEFERRED
-from .errors import RpcError
+from .errors import AgentExited
 from .host import FilePolicy, Host
 from .permissions import PermissionDesk, PermissionHandler
+from .settings import SessionSettings
+from .summary import SessionSummary
+from .turn_runner import Prompt, TurnRunner, to_blocks
+from .turns import CANCEL_GRACE, TurnQueue
 
 if TYPE_CHECKING:
     from .agent import Agent
 
-TOOL_CALL_KINDS = frozenset({"tool_call_update", "tool_call", "tool_call_content_chunk"})
-
-
-def to_blocks(prompt: str | dict | Sequence[Any]) -> list[Any]:
-    """Content blocks for a prompt given as text, one block, or a list of blocks/strings."""
-    if isinstance(prompt, str):
-        return [{"type": "text", "text": prompt}]
-    if isinstance(prompt, dict):
-        return [prompt]
-    return [{"type": "text", "text": p} if isinstance(p, str) else p for p in prompt]
+CANCELLED = "cancelled"
 
 
 class Session:
@@ -49,21 +46,24 @@ class Session:
         roots: list[str] | None = None,
         files: FilePolicy | None = None,
     ) -> None:
-        self.agent = agent
-        self.session_id = session_id
-        self.cwd = cwd
+        self.agent, self.session_id, self.cwd = agent, session_id, cwd
         self.roots = roots or [cwd]
         self.state = state or SessionState()
         self.host = Host(self.state, self.roots, files)
-        self.turn: Turn | None = None
-        self.turns: list[Turn] = []
-        self.last_error: Any = None
         self.modes: Any = None
-        self._permissions = PermissionDesk(self)
-        self._turn_lock = asyncio.Lock()
-        self._turn_done: asyncio.Future | None = None
-        self._host_tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
+        self.settings = SessionSettings(self)
+        wire = agent.wire
+        self._permissions = PermissionDesk(
+            self.state,
+            wire.permission,
+            agent.connection.respond,
+            note_unannounced=wire.announces_before_asking,
+        )
+        self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop)
+        self._queue = TurnQueue(agent.loop, self._runner.run, self.cancel, self._turn_failed)
+        self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
 
+    # -- what it is -----------------------------------------------------------------------------
     @property
     def protocol_version(self) -> int:
         """The agent's negotiated protocol version (1 or 2)."""
@@ -79,210 +79,200 @@ class Session:
         self._permissions.handler = handler
 
     @property
-    def pending_permissions(self) -> list:
+    def pending_permissions(self) -> list[PermissionRequest]:
         """Permission requests still waiting for an answer."""
         return self.state.pending_permissions
 
     @property
+    def turn(self) -> Turn | None:
+        """The current (or last) turn."""
+        return self._runner.turn
+
+    @property
+    def turns(self) -> list[Turn]:
+        """Every turn of this session, in order."""
+        return self._runner.turns
+
+    @property
+    def last_error(self) -> Any:
+        """Details of the last turn's ``error`` stop (or the agent's exit)."""
+        return self._runner.last_error
+
+    @property
     def running(self) -> bool:
         """True while a prompt turn is in progress."""
-        return self.turn is not None and not self.turn.ended
+        return self._runner.running
 
-    # -- incoming -------------------------------------------------------------------------------
-    def handle_update(self, update: Any) -> None:
-        """Apply one ``session/update`` (called by the agent's reader, in arrival order)."""
-        if self.protocol_version == 1:
-            update = normalize_v1_update(update)
-        self._note_out_of_order(update)
+    @property
+    def busy(self) -> bool:
+        """True when a new prompt would wait: a turn runs or one is queued."""
+        return self.running or bool(self._queue.pending())
+
+    @property
+    def queued_prompts(self) -> int:
+        """How many prompts wait for the running turn to end."""
+        return len(self._queue.queued())
+
+    def summary(self) -> SessionSummary:
+        """A typed snapshot for views and reports."""
+        return SessionSummary(
+            self.session_id,
+            self.cwd,
+            self.agent.summary(),
+            self.state.run_state,
+            self.running,
+            self.queued_prompts,
+            self.state.usage,
+            self.last_error,
+        )
+
+    # -- incoming (called by the agent's reader, in arrival order) ------------------------------
+    def on_update(self, update: Any) -> None:
+        """Apply one ``session/update``."""
+        wire = self.agent.wire
+        update = wire.normalize_update(update)
+        self._runner.before(update)
         self.state.apply(update)
-        turn = self.turn
-        if turn is None or turn.ended or not isinstance(update, dict):
-            return
-        kind = update.get("sessionUpdate")
-        if kind in TOOL_CALL_KINDS and isinstance(update.get("toolCallId"), str):
-            turn.tool_call_ids.add(update["toolCallId"])
-        elif kind == "state_update" and turn.on_state(update):
-            self._finish_turn(turn)
+        implied = wire.extension_updates(update, self._tool_call_meta(update))
+        for message, value in implied.problems:
+            self.state.diagnose("malformed-extension", message, value)
+        for extra in implied.updates:
+            self.state.apply(extra)
+        self._runner.after(update)
 
-    def _note_out_of_order(self, update: Any) -> None:
-        """Diagnose (info) what is accepted but out of order: v1 patches before their create,
-        tool-call updates after a cancelled turn ended."""
-        if not isinstance(update, dict) or update.get("sessionUpdate") not in TOOL_CALL_KINDS:
-            return
-        tc_id = update.get("toolCallId")
-        v1_patch = self.protocol_version == 1 and update["sessionUpdate"] == "tool_call_update"
-        if v1_patch and isinstance(tc_id, str) and tc_id not in self.state.tool_calls:
-            self.state.diagnose(
-                "update-before-create", f"v1 tool_call_update for unknown {tc_id!r}", update, "info"
-            )
-        turn = self.turn
-        if turn is not None and turn.ended and turn.stop_reason == "cancelled":
-            self.state.diagnose(
-                "update-after-cancel", f"tool call {tc_id!r} updated after the cancelled turn", update, "info"
-            )
+    def _tool_call_meta(self, update: Any) -> Any:
+        tc_id = update.get("toolCallId") if isinstance(update, dict) else None
+        tc = self.state.tool_calls.get(tc_id) if isinstance(tc_id, str) else None
+        return tc.meta if tc is not None else None
 
-    def handle_permission(self, request: Request) -> object:
+    def on_permission(self, request: Request) -> object:
         """Take a ``session/request_permission`` request (answered later)."""
-        return self._permissions.receive(request)
-
-    def handle_host_request(self, request: Request) -> object:
-        """Serve a v1 ``fs/*`` or ``terminal/*`` request as its own task (answered when done)."""
-        params = request.params if isinstance(request.params, dict) else {}
-        connection = self.agent.connection
-
-        async def serve() -> None:
-            try:
-                result = await self.host.serve(request.method, params)
-            except RpcError as exc:
-                connection.respond_error(request.id, exc.code, exc.message, exc.data)
-            except Exception as exc:
-                self.state.diagnose("host-error", f"{request.method} failed: {exc!r}")
-                connection.respond_error(request.id, INTERNAL_ERROR, f"client error: {exc}")
-            else:
-                connection.respond(request.id, result)
-
-        self._spawn(serve())
+        self._permissions.receive(request, self.turn)
         return DEFERRED
 
-    def handle_cancel_request(self, request_id: Any) -> bool:
+    def on_host_request(self, request: Request) -> object:
+        """Serve a v1 ``fs/*`` or ``terminal/*`` request as its own task (answered when done)."""
+        self._spawn(self.host.answer(request, self.agent.connection))
+        return DEFERRED
+
+    def on_cancel_request(self, request_id: Any) -> bool:
         """The agent withdrew a request: answer a matching pending permission ``cancelled``."""
         return self._permissions.cancel_request(request_id)
 
-    # -- prompting ------------------------------------------------------------------------------
-    async def prompt(self, prompt: str | dict | Sequence[Any]) -> str | None:
+    # -- turns ----------------------------------------------------------------------------------
+    async def prompt(self, prompt: Prompt) -> str | None:
         """Send a prompt and wait for the end of the turn; returns the stop reason.
 
         Cancelling the task that awaits it (a timeout, an interrupt) cancels the turn as well.
         """
-        blocks = to_blocks(prompt)
-        async with self._turn_lock:
-            turn = self.turn = Turn(self.protocol_version)
-            self.turns.append(turn)
-            self._turn_done = asyncio.get_running_loop().create_future()
-            if self.protocol_version == 1:
-                self._v1_turn_started(blocks)
-            request = self.agent.connection.request(
-                "session/prompt",
-                {"sessionId": self.session_id, "prompt": blocks},
-                hook=lambda result: self._on_prompt_response(turn, result),
-            )
-            try:
-                return await self._await_turn(turn, request)
-            except asyncio.CancelledError:  # whoever awaited the turn gave up: stop the agent too
-                if not turn.ended:
-                    self._spawn(self.cancel())
-                raise
+        return await self._queue.wait(self.prompt_task(prompt), raise_interrupt=False)
 
-    async def _await_turn(self, turn: Turn, request: asyncio.Future) -> str | None:
-        done = self._turn_done
-        await asyncio.wait({request, done}, return_when=asyncio.FIRST_COMPLETED)
-        if request.done() and request.exception() is not None and not done.done():
-            turn.ended = True
-            raise request.exception()
-        await done
-        self.last_error = turn.error
-        return turn.stop_reason
+    def prompt_task(
+        self,
+        prompt: Prompt,
+        on_start: Callable[[], None] | None = None,
+        on_end: Callable[[], None] | None = None,
+    ) -> asyncio.Task:
+        """Start a turn as a task (after this session's earlier ones); returns the task."""
+        return self._queue.submit(to_blocks(prompt), on_start, on_end)
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._host_tasks.add(task)
-        task.add_done_callback(self._host_tasks.discard)
+    async def wait_turn(self, task: asyncio.Task, grace: float = CANCEL_GRACE) -> str | None:
+        """Await a turn's task; an interrupt cancels the turn and raises ``TurnInterrupted``."""
+        return await self._queue.wait(task, grace)
 
-    def _on_prompt_response(self, turn: Turn, result: Any) -> None:
-        if turn.on_response(result):
-            self.state.apply(
-                {"sessionUpdate": "state_update", "state": "idle", "stopReason": turn.stop_reason}
-            )
-            self._finish_turn(turn)
+    async def wait_idle(self, timeout: float | None = None, grace: float = CANCEL_GRACE) -> bool:
+        """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all."""
+        return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
 
-    def _finish_turn(self, turn: Turn) -> None:
-        if self._turn_done is not None and not self._turn_done.done() and turn is self.turn:
-            self._turn_done.set_result(turn.stop_reason)
+    def drop_queued(self) -> int:
+        """Cancel the prompts that wait behind the running turn; returns how many."""
+        return self._queue.drop_queued()
 
-    def _v1_turn_started(self, blocks: list[Any]) -> None:
-        for block in blocks:  # v1 agents do not echo the prompt: record it ourselves
-            self.state.apply({"sessionUpdate": "user_message_chunk", "content": block})
-        self.state.apply({"sessionUpdate": "state_update", "state": "running"})
+    def prompt_sync(self, prompt: Prompt, permissions: Any = None) -> str | None:
+        """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
+        return blocking.prompt_sync(self, to_blocks(prompt), permissions)
+
+    def _turn_failed(self, error: BaseException) -> None:
+        self.state.diagnose("turn-error", f"the turn failed: {str(error).splitlines()[0]}", level="error")
+
+    def agent_exited(self, error: AgentExited, *, expected: bool = False) -> None:
+        """The agent is gone: say so (unless it was closed on purpose), end the waiting turn with
+        ``error``, release terminals."""
+        if not expected:
+            self.state.diagnose("agent-exited", str(error).splitlines()[0], error.returncode, "error")
+        self.fail_turn(error)
+        self._spawn(self.host.close())
 
     def fail_turn(self, error: BaseException) -> None:
-        """End a waiting turn with ``error`` (the agent exited)."""
-        if self._turn_done is not None and not self._turn_done.done():
-            self._turn_done.set_exception(error)
-            self._turn_done.exception()
+        """End a waiting turn with ``error``; the state reads idle."""
+        self._runner.fail(error)
 
     # -- cancelling -----------------------------------------------------------------------------
     async def cancel(self) -> None:
         """Cancel the current turn: notify the agent, answer permissions, mark tool calls."""
-        self.agent.connection.notify("session/cancel", {"sessionId": self.session_id})
-        turn = self.turn
-        if turn is not None and not turn.ended:
-            turn.cancel_requested = True
+        call = self.agent.wire.cancel(self.session_id)
+        self.agent.connection.notify(call.method, call.params)
+        unfinished = self._runner.cancel_requested()
         self._permissions.cancel_all()
-        if turn is None:
-            return
-        for tc_id in sorted(turn.tool_call_ids):
-            tc = self.state.tool_calls.get(tc_id)
-            if tc is not None and not tc.finished:
-                self.state.apply(
-                    {"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": "cancelled"}
-                )
+        for tc_id in unfinished:
+            self.state.apply(
+                {"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": "cancelled"}
+            )
         await self.agent.connection.process.drain()
 
     async def cancel_tool_call(self, tool_call_id: str) -> Any:
-        """Ask the agent to cancel one tool call (v2 ``tool_call/cancel``; needs its capability)."""
+        """Ask the agent to cancel one tool call (needs its ``capabilities.cancel``)."""
         tc = self.state.tool_calls.get(tool_call_id)
         if tc is None or not tc.cancellable:
             raise ValueError(f"tool call {tool_call_id!r} does not advertise capabilities.cancel")
-        params = {"sessionId": self.session_id, "toolCallId": tool_call_id}
-        return await self.agent.connection.request("tool_call/cancel", params)
+        return await self.agent.call(self.agent.wire.cancel_tool_call(self.session_id, tool_call_id))
 
     async def cancel_terminal(self, terminal_id: str) -> Any:
-        """Ask the agent to cancel one terminal (v2 ``terminal/cancel``; needs its capability)."""
+        """Ask the agent to cancel one terminal (needs its ``capabilities.cancel``)."""
         term = self.state.terminals.get(terminal_id)
         if term is None or not cancel_supported(term.capabilities):
             raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
-        params = {"sessionId": self.session_id, "terminalId": terminal_id}
-        return await self.agent.connection.request("terminal/cancel", params)
+        return await self.agent.call(self.agent.wire.cancel_terminal(self.session_id, terminal_id))
 
     async def close(self) -> None:
         """Close the session: a running turn is cancelled first and ends ``cancelled``; then
         ``session/close`` where the agent supports it; terminals released."""
+        self.drop_queued()
         if self.running:
             await self.cancel()
-        if self.protocol_version >= 2 or self.agent.supports("close"):
-            await self.agent.connection.request("session/close", {"sessionId": self.session_id})
-        turn = self.turn
-        if turn is not None and not turn.ended:  # the agent will say no more about this session
-            turn.ended, turn.stop_reason = True, "cancelled"
-            self.state.apply({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
-            self._finish_turn(turn)
+        call = self.agent.wire.close_session(self.session_id)
+        if call is not None:
+            await self.agent.call(call)
+        self._runner.end_running("cancelled")  # the agent will say no more about this session
         await self.host.close()
         self.agent.sessions.pop(self.session_id, None)
 
-    # -- notebook conveniences (client.background, client.sync, client.settings) ----------------
-    def prompt_task(self, prompt: str | dict | Sequence[Any]) -> asyncio.Task:
-        """Run a turn as a background task (after this session's earlier ones); returns the task."""
-        from .background import start_turn
+    def _spawn(self, coroutine: Any) -> None:
+        task = self.agent.loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-        return start_turn(self, prompt)
+    # -- client-run terminals (v1 ``terminal/*``): typing and resizing from the view --------------
+    def terminal_input(self, terminal_id: str, data: bytes) -> bool:
+        """Send keystrokes to a terminal the client runs; False if there is none by that id."""
+        return self.host.terminals.input(terminal_id, data)
 
-    def prompt_sync(self, prompt: str | dict | Sequence[Any], permissions: Any = None) -> str | None:
-        """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
-        from .sync import prompt_sync
+    def terminal_resize(self, terminal_id: str, cols: int, rows: int) -> bool:
+        """Resize a terminal the client runs (the view's size)."""
+        return self.host.terminals.resize(terminal_id, cols, rows)
 
-        return prompt_sync(self, prompt, permissions)
+    def interactive_terminals(self) -> list[str]:
+        """The ids of the running terminals that accept input."""
+        return self.host.terminals.interactive()
 
+    # -- settings (``settings`` holds the logic) -------------------------------------------------
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """``session/set_config_option``; returns the agent's complete, updated option list."""
-        from .settings import set_config_option
-
-        return await set_config_option(self, config_id, value)
+        return await self.settings.set_config_option(config_id, value)
 
     async def set_mode(self, mode_id: str) -> str:
-        """Switch mode (the ``mode`` config option, else v1 ``session/set_mode``)."""
-        from .settings import set_mode
-
-        return await set_mode(self, mode_id)
+        """Switch mode (the ``mode`` config option, else ``session/set_mode``)."""
+        return await self.settings.set_mode(mode_id)
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

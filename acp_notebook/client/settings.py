@@ -1,9 +1,9 @@
-"""Session settings the agent advertises: config options (v2 and v1) and modes (v1).
+"""Session settings the agent advertises: config options and modes (pure helpers).
 
 ``session/set_config_option`` answers with the complete list of options, which replaces
-``state.config_options``; v2 sends the value's shape (``type``: ``id`` or ``boolean``), v1 does
-not. v1 modes (``session.modes``, from ``session/new``) change with ``session/set_mode``; a v2
-agent offers modes as a config option of category ``mode``.
+``state.config_options``. Modes are either a config option of category ``mode`` (v2, and v1
+agents that offer one) or the ``modes`` object of ``session/new`` (v1), changed with
+``session/set_mode``. These functions only read the advertised values.
 """
 
 from __future__ import annotations
@@ -13,71 +13,114 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .session import Session
 
+TRUE, FALSE = ("true", "on", "1", "yes"), ("false", "off", "0", "no")
 
-def config_option(session: Session, config_id: str) -> dict[str, Any] | None:
+
+def find_option(options: Any, config_id: str) -> dict[str, Any] | None:
     """The advertised option ``config_id``, or None."""
-    for option in session.state.config_options or []:
-        if isinstance(option, dict) and option.get("configId") == config_id:
-            return option
-    return None
+    return next((o for o in _dicts(options) if o.get("configId") == config_id), None)
 
 
-def mode_option(session: Session) -> dict[str, Any] | None:
+def mode_option(options: Any) -> dict[str, Any] | None:
     """The config option of category ``mode``, if the agent advertises one."""
-    for option in session.state.config_options or []:
-        if isinstance(option, dict) and option.get("category") == "mode":
-            return option
-    return None
+    return next((o for o in _dicts(options) if o.get("category") == "mode"), None)
 
 
-def v1_modes(session: Session) -> list[dict[str, Any]]:
-    """The v1 ``availableModes`` from ``session/new`` (empty if none)."""
-    modes = session.modes if isinstance(session.modes, dict) else {}
-    available = modes.get("availableModes")
-    return [m for m in available if isinstance(m, dict)] if isinstance(available, list) else []
+def available_modes(modes: Any) -> list[dict[str, Any]]:
+    """The ``availableModes`` of a ``modes`` object from ``session/new`` (empty if none)."""
+    return _dicts(modes.get("availableModes")) if isinstance(modes, dict) else []
+
+
+def mode_ids(options: Any, modes: Any) -> list[Any]:
+    """The ids of the modes one can switch to (config option values, else ``availableModes``)."""
+    option = mode_option(options)
+    if option is not None:
+        return [v.get("value") for v in _dicts(option.get("options"))]
+    return [m.get("id") for m in available_modes(modes)]
+
+
+def current_mode(options: Any, current_mode_id: str | None) -> str | None:
+    """The current mode id (the mode option's value, else the last ``current_mode_update``)."""
+    option = mode_option(options)
+    if option is None:
+        return current_mode_id
+    value = option.get("currentValue")
+    return value if isinstance(value, str) else None
 
 
 def parse_value(option: dict[str, Any] | None, text: str) -> str | bool:
     """A typed value from text: ``true``/``false`` for a boolean option, else the text."""
-    if option is not None and option.get("type") == "boolean":
-        lowered = text.strip().lower()
-        if lowered not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
-            raise ValueError(f"{option.get('configId')!r} is a boolean option: use true or false")
-        return lowered in ("true", "on", "1", "yes")
-    return text
+    if option is None or option.get("type") != "boolean":
+        return text
+    lowered = text.strip().lower()
+    if lowered not in TRUE + FALSE:
+        raise ValueError(f"{option.get('configId')!r} is a boolean option: use true or false")
+    return lowered in TRUE
 
 
-async def set_config_option(session: Session, config_id: str, value: str | bool) -> list[Any]:
-    """Send ``session/set_config_option``; returns (and applies) the agent's complete option list."""
-    params: dict[str, Any] = {"sessionId": session.session_id, "configId": config_id}
-    if session.protocol_version >= 2:
-        params["type"] = "boolean" if isinstance(value, bool) else "id"
-    params["value"] = value
-    result = await session.agent.connection.request("session/set_config_option", params)
-    options = result.get("configOptions") if isinstance(result, dict) else None
-    if isinstance(options, list):
-        session.state.apply({"sessionUpdate": "config_option_update", "configOptions": options})
-    return session.state.config_options
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-async def set_mode(session: Session, mode_id: str) -> str:
-    """Switch mode: the ``mode`` config option if advertised, else v1 ``session/set_mode``."""
-    option = mode_option(session)
-    if option is not None and isinstance(option.get("configId"), str):
-        await set_config_option(session, option["configId"], mode_id)
+class SessionSettings:
+    """The config options and modes of one session, and the calls that change them."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def option(self, config_id: str) -> dict[str, Any] | None:
+        """The advertised option ``config_id``, or None."""
+        return find_option(self.session.state.config_options, config_id)
+
+    @property
+    def mode_option(self) -> dict[str, Any] | None:
+        """The config option of category ``mode``, if advertised."""
+        return mode_option(self.session.state.config_options)
+
+    @property
+    def modes(self) -> list[Any]:
+        """The mode ids one can switch to."""
+        return mode_ids(self.session.state.config_options, self.session.modes)
+
+    @property
+    def current_mode(self) -> str | None:
+        """The current mode id."""
+        state = self.session.state
+        return current_mode(state.config_options, state.current_mode_id)
+
+    def adopt(self, result: dict[str, Any]) -> None:
+        """What ``session/new`` (or a resume) answered: commands, config options, modes."""
+        state = self.session.state
+        for key, kind in (
+            ("availableCommands", "available_commands_update"),
+            ("configOptions", "config_option_update"),
+        ):
+            if isinstance(result.get(key), list):
+                state.apply({"sessionUpdate": kind, key: result[key]})
+        modes = self.session.modes = result.get("modes")
+        if isinstance(modes, dict) and isinstance(modes.get("currentModeId"), str):
+            state.apply({"sessionUpdate": "current_mode_update", "currentModeId": modes["currentModeId"]})
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+        """Send ``session/set_config_option``; the answer's complete list replaces the options."""
+        session = self.session
+        result = await session.agent.call(
+            session.agent.wire.set_config_option(session.session_id, config_id, value)
+        )
+        options = result.get("configOptions") if isinstance(result, dict) else None
+        if isinstance(options, list):
+            session.state.apply({"sessionUpdate": "config_option_update", "configOptions": options})
+        return session.state.config_options
+
+    async def set_mode(self, mode_id: str) -> str:
+        """Switch mode: the ``mode`` config option if advertised, else ``session/set_mode``."""
+        option = self.mode_option
+        if option is not None and isinstance(option.get("configId"), str):
+            await self.set_config_option(option["configId"], mode_id)
+            return mode_id
+        session = self.session
+        await session.agent.call(session.agent.wire.set_mode(session.session_id, mode_id))
+        session.state.apply({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
+        if isinstance(session.modes, dict):
+            session.modes = {**session.modes, "currentModeId": mode_id}
         return mode_id
-    params = {"sessionId": session.session_id, "modeId": mode_id}
-    await session.agent.connection.request("session/set_mode", params)
-    session.state.apply({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
-    if isinstance(session.modes, dict):
-        session.modes["currentModeId"] = mode_id
-    return mode_id
-
-
-def current_mode(session: Session) -> str | None:
-    """The current mode id (config option value, or the v1 current mode)."""
-    option = mode_option(session)
-    if option is not None:
-        value = option.get("currentValue")
-        return value if isinstance(value, str) else None
-    return session.state.current_mode_id

@@ -1,4 +1,4 @@
-"""Blocking calls — for scripts, terminal IPython and cells that want one: ``run_sync``, ``prompt_sync``.
+"""Running an agent's event loop from blocking code: ``run_sync`` and the loop an agent lives on.
 
 An agent lives on the event loop it was started on (its pipes, futures and tasks belong to that
 loop), so every blocking call runs on that loop:
@@ -13,34 +13,22 @@ loop), so every blocking call runs on that loop:
 
 A new agent started without a running loop lives on IPython's loop when IPython is loaded (so
 top-level ``await`` cells and blocking calls share it), else on one private loop kept for the
-process. A blocked cell never receives a click, so ``prompt_sync`` answers permission requests
-itself (``client.policy``). While it blocks, the first Ctrl-C / kernel interrupt cancels the turn
-(``session/cancel``) and raises ``TurnInterrupted`` once the turn has ended; a second one raises
-``KeyboardInterrupt`` at once.
+process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
-import threading
-from collections.abc import Awaitable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from . import policy as policies
-from .background import TurnInterrupted, interrupted_message, loop_of
-
-if TYPE_CHECKING:
-    from .session import Session
+from collections.abc import Awaitable
+from typing import TypeVar
 
 T = TypeVar("T")
 _private: asyncio.AbstractEventLoop | None = None
-_tasks: set[asyncio.Task] = set()
 
 
-def _running() -> asyncio.AbstractEventLoop | None:
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, or None."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
@@ -50,7 +38,7 @@ def _running() -> asyncio.AbstractEventLoop | None:
 def home_loop() -> asyncio.AbstractEventLoop:
     """The loop a new agent lives on: the running one, else IPython's, else a private one."""
     global _private
-    running = _running()
+    running = running_loop()
     if running is not None:
         return running
     ipython = sys.modules.get("IPython.core.async_helpers")
@@ -74,7 +62,7 @@ def run_sync(awaitable: Awaitable[T], loop: asyncio.AbstractEventLoop | None = N
     loop = loop or home_loop()
     if loop.is_closed():
         raise RuntimeError("the event loop this agent was started on is closed: start a new agent")
-    running = _running()
+    running = running_loop()
     if running is None and loop.is_running():
         return asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop).result()
     if running is not None and running is not loop:
@@ -86,100 +74,3 @@ def run_sync(awaitable: Awaitable[T], loop: asyncio.AbstractEventLoop | None = N
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
-
-
-def start_agent_sync(command: str | Sequence[str] | None = None, cwd: Any = None, env: Any = None, **options):
-    """``start_agent`` as a blocking call (default command: the demo agent)."""
-    from .agent import start_agent
-    from .registry import demo_command, registry
-
-    agent = run_sync(start_agent(command or demo_command(), cwd, env, **options))
-    registry().add_agent(agent)
-    return agent
-
-
-def prompt_sync(session: Session, prompt: Any, permissions: Any = None) -> str | None:
-    """Send a prompt and block until the turn ends; ``permissions`` answers requests (``client.policy``)."""
-    chosen = policies.check(permissions)
-    return run_sync(_blocking_turn(session, prompt, chosen), loop_of(session.agent))
-
-
-async def _blocking_turn(session: Session, prompt: Any, policy: Any) -> str | None:
-    return await wait_blocking(session, session.prompt(prompt), policy)
-
-
-async def wait_blocking(session: Session, turn: Awaitable[str | None], policy: Any = None) -> str | None:
-    """Await ``turn`` while the caller blocks: permissions go to ``policy``, SIGINT cancels."""
-    guard = PermissionGuard(session, policies.check(policy))
-    try:
-        with guard, sigint_cancels(session) as hits:
-            reason = await turn
-    finally:  # printed here, in the caller's cell (a task's output would go to the cell that made it)
-        for note in guard.notes:
-            print(note, file=sys.stderr)
-    if hits:
-        raise TurnInterrupted(interrupted_message(reason))
-    return reason
-
-
-class PermissionGuard:
-    """Answers every permission request while a blocking turn runs (handler first, then policy)."""
-
-    def __init__(self, session: Session, policy: Any) -> None:
-        self.session, self.policy = session, policy
-        self.original = session.permission_handler
-        self.decisions: dict[str, asyncio.Task] = {}
-        self.notes: list[str] = []
-
-    def __enter__(self) -> PermissionGuard:
-        for request in list(self.session.pending_permissions):  # e.g. a background turn's question
-            self._answer(request)
-        self.session.permission_handler = self._answer
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.session.permission_handler = self.original
-
-    def _answer(self, request: Any) -> asyncio.Task:
-        task = self.decisions.get(request.key)
-        if task is None:
-            task = self.decisions[request.key] = asyncio.ensure_future(self._decide(request))
-        return task
-
-    async def _decide(self, request: Any) -> str | None:
-        choice = await policies.decide(request, self.policy, self.original, self.notes)
-        if not request.pending:
-            return choice
-        if choice is None:
-            self.notes.append(policies.cancelled_note(request, self.policy))
-            await self.session.cancel()
-        else:
-            request.select(choice)
-        return choice
-
-
-@contextlib.contextmanager
-def sigint_cancels(session: Session) -> Iterator[list[int]]:
-    """While blocking: the first SIGINT cancels the turn; a second raises KeyboardInterrupt."""
-    hits: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield hits
-        return
-    loop = asyncio.get_running_loop()
-
-    def cancel() -> None:
-        task = loop.create_task(session.cancel())
-        _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
-
-    def on_sigint(signum: int, _frame: Any) -> None:
-        if hits:
-            raise KeyboardInterrupt
-        hits.append(signum)
-        loop.call_soon_threadsafe(cancel)
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        yield hits
-    finally:
-        signal.signal(signal.SIGINT, previous)

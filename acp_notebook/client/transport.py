@@ -1,7 +1,8 @@
 """The agent process: spawn, newline-delimited stdout, stderr capture, orderly shutdown.
 
 The only module that touches the process. Shutdown follows the usual order: close stdin, wait,
-terminate, wait, kill — and always reap, so no zombie is left. On Linux the child gets
+terminate, wait, kill — each signal to the agent's whole process group — and always reap, so no
+zombie and no descendant is left. On Linux the child gets
 ``PR_SET_PDEATHSIG`` so it dies with the kernel even if the kernel is killed.
 """
 
@@ -14,9 +15,13 @@ import shlex
 import signal
 import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from .lines import LineBuffer
 
 LINE_LIMIT = 64 * 1024 * 1024
+READ_SIZE = 256 * 1024
+PARTIAL_AFTER = 0.5  # s of quiet before a line without its newline is shown
 STDERR_LINES = 500
 
 
@@ -26,6 +31,39 @@ def to_argv(command: str | Sequence[str]) -> list[str]:
     if not argv:
         raise ValueError("empty agent command")
     return argv
+
+
+async def _poll(done: Callable[[], bool], timeout: float, interval: float = 0.02) -> bool:
+    """Check ``done()`` until it holds (True) or ``timeout`` s pass (False)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done():
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(interval)
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while a live (not zombie) process of group ``pgid`` exists."""
+    if os.name != "posix":  # pragma: no cover
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc/self"):  # pragma: no cover - no procfs: trust kill(0)
+        return True
+    return any(_live_in_group(entry, pgid) for entry in os.listdir("/proc") if entry.isdigit())
+
+
+def _live_in_group(pid: str, pgid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return False
+    return int(fields[2]) == pgid and fields[0] != b"Z"  # state, ppid, pgrp
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -39,10 +77,22 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 class AgentProcess:
     """A running agent subprocess speaking newline-delimited JSON-RPC on stdio."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, argv: list[str]) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        argv: list[str],
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.proc = proc
         self.argv = argv
+        self.cwd = cwd
+        self.env = dict(env or {})  # what was merged over os.environ (kept for a restart, never shown)
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self.partial_line: str | None = None
+        self.on_stderr: Callable[[str], None] | None = None  # each stderr line, as it comes
+        self._lines = LineBuffer(LINE_LIMIT)
+        self._reading: asyncio.Future[bytes] | None = None
         self._stderr_task = asyncio.get_running_loop().create_task(self._read_stderr())
 
     @classmethod
@@ -63,7 +113,7 @@ class AgentProcess:
             # its own process group: a kernel interrupt (killpg SIGINT) must not reach it
             process_group=0 if os.name == "posix" else None,
         )
-        return cls(proc, argv)
+        return cls(proc, argv, cwd, env)
 
     @property
     def pid(self) -> int:
@@ -80,9 +130,39 @@ class AgentProcess:
         return list(self.stderr_lines)[-lines:]
 
     async def readline(self) -> bytes | None:
-        """The next stdout line, or None at end of stream; raises ValueError for an overlong line."""
-        line = await self.proc.stdout.readline()
-        return line if line else None
+        """The next stdout line, or None at end of stream; raises ValueError for an overlong line.
+
+        A last line without its newline (a prompt waiting for input) shows as ``partial_line``
+        once stdout has been quiet for ``PARTIAL_AFTER`` s.
+        """
+        lines = self._lines
+        while True:
+            line = lines.next_line()
+            if line is not None:
+                self.partial_line = None
+                return line
+            chunk = await self._read_chunk()
+            if not chunk:
+                self.partial_line = None
+                return lines.rest()
+            lines.feed(chunk)
+
+    async def _read_chunk(self) -> bytes:
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self.proc.stdout.read(READ_SIZE))
+        reading = self._reading
+        if self._lines.pending:
+            done, _ = await asyncio.wait({reading}, timeout=PARTIAL_AFTER)
+            if not done:
+                self.partial_line = self._lines.pending_text()
+        try:
+            chunk = await reading
+        except asyncio.CancelledError:
+            reading.cancel()
+            raise
+        finally:
+            self._reading = None
+        return chunk
 
     def write(self, data: bytes) -> bool:
         """Queue bytes for the agent's stdin; False if stdin is already closed."""
@@ -105,16 +185,41 @@ class AgentProcess:
         return code
 
     async def close(self, grace: float = 2.0) -> int:
-        """Close stdin, wait ``grace`` s, terminate, wait, kill: always reaps the process."""
+        """Close stdin, wait ``grace`` s, then TERM and KILL the agent's whole process group.
+
+        The group, not just the child: an npm launcher that does not forward signals must not
+        leave its native binary (or the tools it started) behind. Always reaps the process.
+        """
         if self.proc.stdin is not None and not self.proc.stdin.is_closing():
             self.proc.stdin.close()
-        for step in (None, self.proc.terminate, self.proc.kill):
-            if step is not None and self.proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    step()
-            with contextlib.suppress(asyncio.TimeoutError):
-                return await asyncio.wait_for(self.wait(), grace)
+        exited = await self._ended(grace)  # the agent's own orderly exit
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            if exited and not _group_alive(self.proc.pid):
+                break
+            self.signal_group(signum)  # a leader gone already: its stragglers get a shorter grace
+            exited = await self._ended(min(grace, 0.5) if exited else grace)
+            exited = exited and not await self._group_lingers(0.5)
         return await self.wait()
+
+    async def _ended(self, grace: float) -> bool:
+        """True once the agent itself has exited (within ``grace`` s).
+
+        Its ``returncode``, not ``proc.wait()``: asyncio's wait also waits for every pipe to
+        close, which a surviving descendant holding stdout would delay for ever.
+        """
+        return await _poll(lambda: self.proc.returncode is not None, grace)
+
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the agent's process group (its own, see ``spawn``)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.name == "posix":
+                os.killpg(self.proc.pid, signum)
+            else:  # pragma: no cover - no process groups
+                self.proc.send_signal(signum)
+
+    async def _group_lingers(self, grace: float) -> bool:
+        """After the leader exited: True if processes of its group are still there after ``grace``."""
+        return not await _poll(lambda: not _group_alive(self.proc.pid), grace)
 
     async def _read_stderr(self) -> None:
         while True:
@@ -124,4 +229,7 @@ class AgentProcess:
                 continue
             if not line:
                 return
-            self.stderr_lines.append(line.decode("utf-8", "replace").rstrip("\r\n"))
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            self.stderr_lines.append(text)
+            if self.on_stderr is not None:
+                self.on_stderr(text)

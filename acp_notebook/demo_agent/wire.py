@@ -145,8 +145,9 @@ class Wire:
         elif "method" in message and "id" in message:
             self._spawn(self._serve(message["id"], message["method"], message.get("params")))
         elif "method" in message:
-            if self.on_notification:
-                self.on_notification(message["method"], message.get("params") or {})
+            if self.on_notification:  # after the requests read before it have started (arrival order)
+                notify = self.on_notification
+                asyncio.get_running_loop().call_soon(notify, message["method"], message.get("params") or {})
         elif "id" in message:
             self._resolve(message)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 from IPython.display import display
 
-from ..client import background, settings
-from ..client.agent import Agent, start_agent
+from ..client import settings
+from ..client.agent import Agent
 from ..client.errors import AcpError, AuthRequired
-from ..client.registry import demo_command, registry
+from ..client.launch import demo_command, start_agent
+from ..client.registry import registry
 from ..client.session import Session
 from . import report
 from .errors import MagicError
@@ -98,20 +99,31 @@ class Commands:
 
     async def login(self, args: argparse.Namespace) -> None:
         """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""
+        from .login import run_login  # the login views load the widgets: only when needed
+
         waiting = self.awaiting_login.get(args.name)
         agent = waiting[0] if waiting else self.live_session(args.name).agent
         if args.method is None:
             print("\n".join(report.auth_lines(agent.auth_methods, args.name)))
             return
+        method = agent.wire.auth_method(args.method)
+        if method is None:
+            raise MagicError(f"no auth method {args.method!r}: " + report.auth_choices(agent.auth_methods))
+        before = agent.process
         with _agent_errors():
-            await agent.authenticate(args.method)
-        print(f"Logged in to {report.describe(agent)} with {args.method!r}.")
+            print(await run_login(agent, method, args.timeout))
         if waiting:
             start_args = waiting[1]
             with _agent_errors():
                 session = await agent.new_session(start_args.cwd)
             del self.awaiting_login[args.name]
             await self._bind_started(agent, session, start_args)
+        elif agent.process is not before:  # restarted: its sessions ended; open the name's again
+            old = self.session(args.name)
+            with _agent_errors():
+                session = await agent.new_session(old.cwd)
+            self.bind(args.name, session)
+            print(f"The agent was restarted: `{args.name}` is a new session ({session.session_id}).")
 
     async def logout(self, args: argparse.Namespace) -> None:
         """``%acp logout``."""
@@ -154,7 +166,7 @@ class Commands:
     async def cancel(self, args: argparse.Namespace) -> None:
         """``%acp cancel``: cancel the running turn and drop queued prompts."""
         session = self.live_session(args.name)
-        dropped = background.drop_queued(session)
+        dropped = session.drop_queued()
         running = session.running
         await session.cancel()
         what = "cancelled the running turn" if running else "no turn was running (session/cancel sent)"
@@ -163,7 +175,7 @@ class Commands:
     async def wait(self, args: argparse.Namespace) -> None:
         """``%acp wait``: wait for the running and queued turns (an interrupt cancels them)."""
         session = self.live_session(args.name)
-        if not await background.wait_idle(session, args.timeout):
+        if not await session.wait_idle(args.timeout):
             raise MagicError(f"`{args.name}` is still busy after {args.timeout:g} s", "TimeoutError")
         print(f"`{args.name}`: {report.turn_state(session)}")
 
@@ -180,7 +192,7 @@ class Commands:
         """``%acp config [ID [VALUE]]``."""
         session = self.live_session(args.name)
         if args.config_id is not None and args.value is not None:
-            option = settings.config_option(session, args.config_id)
+            option = session.settings.option(args.config_id)
             try:
                 value = settings.parse_value(option, args.value)
             except ValueError as exc:

@@ -15,10 +15,10 @@ import sys
 from typing import Any
 
 from ..client.agent import Agent
-from ..client.background import TurnInterrupted, loop_of
 from ..client.registry import registry
 from ..client.session import Session
 from ..client.sync import run_sync
+from ..client.turns import TurnInterrupted
 
 INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
 
@@ -57,7 +57,7 @@ class CellHooks:
     def _cancel(self, session: Session) -> None:
         names = ", ".join(registry().names_of(session)) or session.session_id
         print(f"acp: the cell was interrupted: cancelling the turn of {names}", file=sys.stderr)
-        loop = loop_of(session.agent)
+        loop = session.agent.loop()
         if loop.is_running():
             task = loop.create_task(session.cancel())
             self._tasks.add(task)

@@ -37,8 +37,9 @@ class AcpMagics(Magics):
           start [--name NAME] [--cwd DIR] [--env K=V ...] [--protocol 1|2] [--timeout S]
                 [--no-view] [COMMAND ...]
               Start an agent and a session, bind the session to NAME in the user namespace
-              (default: ``acp``) and display its live view. COMMAND defaults to the bundled
-              offline demo agent (``python -m acp_notebook.demo_agent``; ``--env
+              (default: ``acp``) and display its live view. COMMAND is a command, or a known
+              agent name — ``claude``, ``codex``, ``gemini``, ``opencode``, ``goose`` — and
+              defaults to the bundled offline demo agent (``python -m acp_notebook.demo_agent``; ``--env
               ACP_DEMO_SPEED=0`` makes it instant). ``--cwd`` is the agent's working directory
               and the session's root; ``--protocol 1`` forces ACP v1. Starting NAME again closes
               the agent NAME held (unless another name still uses it). If the agent cannot
@@ -60,10 +61,14 @@ class AcpMagics(Magics):
           config [ID [VALUE]] [--name NAME]
                                  show the config options, or set one
                                  (``session/set_config_option``; true/false for booleans)
-          login [METHOD] [--name NAME]
-                                 show the agent's auth methods, or log in with METHOD (v1
-                                 ``authenticate``, v2 ``auth/login``); when ``start`` met an
-                                 auth-required error, logging in then opens the session
+          login [METHOD] [--name NAME] [--timeout S]
+                                 show the agent's auth methods, or log in with METHOD the way
+                                 it works: a ``terminal`` method runs the agent's own login in
+                                 an interactive terminal in the cell; an ``env_var`` method
+                                 asks for each variable in a password field and restarts the
+                                 agent with them; others call ``authenticate`` (v2
+                                 ``auth/login``). When ``start`` met an auth-required error,
+                                 logging in then opens the session
           logout [--name NAME]   log out (v1 ``logout``, v2 ``auth/logout``)
           stop [--name NAME] [--all]
                                  close the agent (stdin closed, then terminate, then kill)

@@ -63,6 +63,7 @@ def _build() -> dict[str, _Parser]:
     mode.add_argument("mode", nargs="?", help="the mode id to switch to")
     login = parsers["login"] = _parser("login", "Show the agent's auth methods, or log in with METHOD.")
     login.add_argument("method", nargs="?", help="the authMethod id to log in with")
+    login.add_argument("--timeout", type=float, default=None, help="seconds an agent-run login may take")
     parsers["logout"] = _parser("logout", "Log the agent out (v1 `logout`, v2 `auth/logout`).")
     config = parsers["config"] = _parser("config", "Show the config options, or set ID to VALUE.")
     config.add_argument("config_id", nargs="?", metavar="ID")

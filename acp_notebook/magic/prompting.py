@@ -1,6 +1,6 @@
 """``%%acp``: the cell body is the prompt; the cell shows the view of this turn.
 
-The turn runs as a background task (``client.background``) so the cell returns at once and the
+The turn runs as a task of the session's turn queue (``client.turns``) so the cell returns at once and the
 view's buttons work. A prompt sent while the session is busy is queued: the cell says so and
 shows a placeholder that becomes the turn's view when the turn starts. ``--wait`` awaits the
 turn (the extension makes such a cell an awaiting one, so clicks still arrive and a kernel
@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.display import display
 
-from ..client import background, sync
+from ..client.blocking import wait_blocking
 from ..client.errors import AcpError
 from ..client.session import Session
 from .errors import MagicError
@@ -71,18 +71,18 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
     if not text:
         raise MagicError("the cell has no prompt: write it below the %%acp line", "UsageError")
     turn = CellTurn(session, args.title or f"{args.name}: {headline(text)}")
-    queued = background.busy(session)
+    queued = session.busy
     if queued:
         print(f"`{args.name}` is busy: this prompt is queued and starts when the running turn ends.")
     turn.show(queued)
-    task = background.start_turn(session, text, on_start=turn.started, on_end=turn.ended)
+    task = session.prompt_task(text, on_start=turn.started, on_end=turn.ended)
     if not args.wait:
         return
     try:
         if blocking:
-            reason = await sync.wait_blocking(session, background.wait_turn(session, task))
+            reason = await wait_blocking(session, session.wait_turn(task))
         else:
-            reason = await background.wait_turn(session, task)
+            reason = await session.wait_turn(task)
     except AcpError as exc:
         raise MagicError.from_exception(exc) from None
     print(f"`{args.name}`: turn ended ({reason})")

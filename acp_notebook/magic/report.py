@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..client import background, settings
 from ..client.registry import Registry
 
 
@@ -29,7 +28,7 @@ def turn_state(session: Any) -> str:
     text = str(state.run_state)
     if state.stop_reason and state.run_state == "idle":
         text += f" ({state.stop_reason})"
-    queued = sum(1 for t in background.pending(session) if not background.started(t))
+    queued = session.queued_prompts
     if queued:
         text += f", {queued} queued"
     return text
@@ -101,14 +100,16 @@ def config_report(session: Any) -> list[str]:
 
 def mode_report(session: Any) -> list[str]:
     """The current mode and the available ones."""
-    option = settings.mode_option(session)
-    if option is not None:
-        ids = [v.get("value") for v in option.get("options") or [] if isinstance(v, dict)]
-    else:
-        ids = [m.get("id") for m in settings.v1_modes(session)]
+    ids = session.settings.modes
     if not ids:
         return ["the agent advertises no modes"]
-    return [f"mode: {settings.current_mode(session)} (available: {', '.join(map(str, ids))})"]
+    return [f"mode: {session.settings.current_mode} (available: {', '.join(map(str, ids))})"]
+
+
+def auth_choices(methods: Any) -> str:
+    """The method ids one can log in with, as one line."""
+    ids = [m.get("methodId") or m.get("id") for m in methods or [] if isinstance(m, dict)]
+    return "choose one of " + ", ".join(map(repr, ids)) if ids else "the agent advertises none"
 
 
 def auth_lines(methods: Any, name: str) -> list[str]:
@@ -120,7 +121,10 @@ def auth_lines(methods: Any, name: str) -> list[str]:
     for m in rows:
         ident = m.get("methodId") or m.get("id")
         detail = m.get("description") or ""
-        lines.append(f"  {ident}  {m.get('name', '')}" + (f" — {detail}" if detail else ""))
+        kind = {"terminal": " [runs in a terminal here]", "env_var": " [asks for a key here]"}.get(
+            m.get("type"), ""
+        )
+        lines.append(f"  {ident}  {m.get('name', '')}{kind}" + (f" — {detail}" if detail else ""))
     first = rows[0].get("methodId") or rows[0].get("id")
     lines.append(f"Log in with: %acp login {first}" + ("" if name == "acp" else f" --name {name}"))
     return lines

@@ -2,7 +2,7 @@
 
 from .changes import Change
 from .diagnostics import Diagnostic
-from .jsonrpc import ErrorObject, Notification, Request, Response, encode, parse_line
+from .jsonrpc import ErrorObject, Notification, Parsed, Request, Response, encode, encode_batch, parse_line
 from .messages import Message, Plan
 from .permission import PermissionAlreadyAnswered, PermissionRequest
 from .state import SessionState
@@ -16,6 +16,7 @@ __all__ = [
     "ErrorObject",
     "Message",
     "Notification",
+    "Parsed",
     "PermissionAlreadyAnswered",
     "PermissionRequest",
     "Plan",
@@ -25,6 +26,7 @@ __all__ = [
     "Terminal",
     "ToolCall",
     "encode",
+    "encode_batch",
     "normalize_v1_update",
     "parse_line",
     "unified_patch",

@@ -24,3 +24,26 @@ class Change:
 
 
 Observer = Callable[[Change], None]
+
+
+class Observers(list[Observer]):
+    """The subscribers of one state (a list); an observer that raises is reported, not propagated."""
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        super().__init__()
+        self._report = report
+
+    def subscribe(self, callback: Observer) -> Callable[[], None]:
+        """Add ``callback``; returns a function that removes it."""
+        self.append(callback)
+        return lambda: self.remove(callback) if callback in self else None
+
+    def notify(self, change: Change) -> None:
+        """Call every subscriber with ``change``."""
+        for callback in list(self):
+            try:
+                callback(change)
+            except Exception as exc:  # an observer must never break the reader
+                self._report(f"observer {callback!r} raised {exc!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,3 +17,9 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
+
+
+class Report(Protocol):
+    """How the item modules record a problem (``SessionState.diagnose`` is one)."""
+
+    def __call__(self, code: str, message: str, detail: Any = None, level: str = "warning") -> None: ...

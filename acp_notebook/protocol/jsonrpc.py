@@ -1,185 +1,218 @@
 """JSON-RPC 2.0 over newline-delimited UTF-8: message model, parsing and encoding.
 
-Sans-I/O: ``parse_line`` turns one received line into messages plus diagnostics (never raises);
-a line that is not JSON is a diagnostic only (agents' stray log lines), unless it looks like a
-batch, which gets the transports page's single ``-32700`` reply;
-``encode`` turns a message into one line of bytes. Batches (JSON arrays) are accepted as the v2
-transports page allows; an invalid entry in a batch gets its own ``-32600`` reply.
+Sans-I/O: ``parse_line`` turns one received line into messages, the replies owed and diagnostics;
+it never raises, and no request or response is left unsettled (``rpccheck`` has the rules):
+
+- not JSON (``NaN``/``Infinity`` included, invalid UTF-8 after a diagnostic) is a diagnostic only
+  — agents' stray log lines get no reply — except that a line starting with ``[`` (a batch) gets
+  one ``-32700``, and a request with a valid id (its params holding ``NaN``) gets ``-32600``;
+- an invalid request gets ``-32600`` to its id, or to id null when the id itself is invalid
+  (JSON-RPC §5); an invalid entry of a batch without an id gets ``-32600`` with id null;
+- a response whose ``error`` is malformed, or that has neither or both of ``result`` and
+  ``error``, still settles its request: as a ``Response`` with an ``INTERNAL_ERROR`` error;
+- nothing replies to a response or to a notification, and no parser reply is ever a result.
+
+Batches (JSON arrays, v2 transports page) set ``Parsed.batch``: their replies go out together,
+as one array (``encode_batch``). The message model and ``encode`` live in ``rpcmessages``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic
+from .patch import type_name
+from .rpccheck import RequestId, clip, error_problem, load_json, read_id, request_problem
+from .rpcmessages import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    ErrorObject,
+    Message,
+    Notification,
+    Request,
+    Response,
+    encode,
+    encode_batch,
+    to_wire,
+)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-AUTH_REQUIRED = -32000
-RESOURCE_NOT_FOUND = -32002
-
-RequestId = int | str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """An incoming or outgoing call that expects a response."""
-
-    id: RequestId
-    method: str
-    params: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class Notification:
-    """A one-way message: never answered."""
-
-    method: str
-    params: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorObject:
-    """The ``error`` member of an error response."""
-
-    code: int
-    message: str
-    data: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Wire shape of this error."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            out["data"] = self.data
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """A reply to a request: exactly one of ``result`` or ``error`` is meaningful."""
-
-    id: RequestId
-    result: Any = None
-    error: ErrorObject | None = None
-
-
-Message = Request | Notification | Response
+__all__ = [
+    "AUTH_REQUIRED",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "RESOURCE_NOT_FOUND",
+    "ErrorObject",
+    "Message",
+    "Notification",
+    "Parsed",
+    "Request",
+    "RequestId",
+    "Response",
+    "encode",
+    "encode_batch",
+    "parse_line",
+    "parse_message",
+    "to_wire",
+]
 
 
 @dataclass(slots=True)
 class Parsed:
-    """What one received line held: messages, replies owed for bad entries, diagnostics."""
+    """What one received line held: messages, replies owed for bad entries, diagnostics.
+
+    ``batch`` is True when the line was a non-empty JSON array: its replies (and the responses
+    to its requests) are sent together as one array line. An empty array's single ``-32600``
+    is not a batch reply (the transports page: "not a response array").
+    """
 
     messages: list[Message] = field(default_factory=list)
     replies: list[Response] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    batch: bool = False
 
 
-def parse_line(line: bytes | str) -> Parsed:
-    """Parse one newline-delimited line (without or with its newline)."""
+def parse_line(line: bytes | str, *, null_ids: bool = True) -> Parsed:
+    """Parse one newline-delimited line (without or with its newline); never raises.
+
+    ``null_ids``: whether a request id may be null (v1: yes; v2's ``RequestId``: never).
+    """
     out = Parsed()
-    text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
-    text = text.strip()
-    if not text:
-        return out
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        out.diagnostics.append(Diagnostic("invalid-json", f"not JSON ({exc})", _clip(text)))
-        if text.startswith("["):  # an invalid batch gets one Parse error (v2 transports page)
-            out.replies.append(Response(None, error=ErrorObject(PARSE_ERROR, "Parse error")))
-        return out
-    if isinstance(data, list):
+    data, problem, text = load_json(line, out.diagnostics)
+    if problem is not None:
+        _not_json(data, problem, text, out, null_ids)
+    elif isinstance(data, list):
+        out.batch = bool(data)
         if not data:
             out.diagnostics.append(Diagnostic("invalid-jsonrpc", "empty batch", text))
-            out.replies.append(_invalid_request())
+            out.replies.append(_invalid(None))
         for entry in data:
-            _parse_entry(entry, out, in_batch=True)
+            _parse_entry(entry, out, null_ids, in_batch=True)
     elif isinstance(data, dict):
-        _parse_entry(data, out, in_batch=False)
-    else:
+        _parse_entry(data, out, null_ids, in_batch=False)
+    elif text:
         out.diagnostics.append(
-            Diagnostic("invalid-jsonrpc", "line is neither an object nor an array", _clip(text))
+            Diagnostic("invalid-jsonrpc", "line is neither an object nor an array", clip(text))
         )
     return out
 
 
-def parse_message(data: Any) -> Message | None:
-    """Classify one decoded JSON value as a message, or None if it is not JSON-RPC 2.0."""
-    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+def parse_message(data: Any, *, null_ids: bool = True) -> Message | None:
+    """Classify one decoded JSON value as a message, or None if it is not a valid one."""
+    out = Parsed()
+    _parse_entry(data, out, null_ids, in_batch=False)
+    return out.messages[0] if out.messages else None
+
+
+def _not_json(data: Any, problem: str, text: str, out: Parsed, null_ids: bool) -> None:
+    out.diagnostics.append(Diagnostic("invalid-json", f"not JSON ({problem})", clip(text)))
+    if isinstance(data, dict) and "id" in data:
+        valid, message_id = read_id(data["id"], null_ids or "method" not in data)
+        if valid and "method" in data:  # NaN in a request with a valid id: answer it
+            out.replies.append(_invalid(message_id))
+        elif valid:  # NaN in a response: settle the request it answers
+            out.messages.append(Response(message_id, error=_malformed("malformed response", problem, text)))
+    elif text.startswith("["):  # an invalid batch gets one Parse error (v2 transports page)
+        out.replies.append(Response(None, error=ErrorObject(PARSE_ERROR, "Parse error")))
+
+
+def _parse_entry(data: Any, out: Parsed, null_ids: bool, *, in_batch: bool) -> None:
+    if isinstance(data, dict) and "id" not in data and type(data.get("method")) is str:
+        params = data.get("params")  # the common case, a well-formed notification, goes first
+        if data.get("jsonrpc") == "2.0" and (params is None or type(params) is dict or type(params) is list):
+            out.messages.append(Notification(data["method"], params))
+            return
+    kind = _kind(data)
+    if kind == "response":
+        _parse_response(data, out)
+    elif kind == "request":
+        _parse_request(data, out, null_ids, in_batch)
+    else:
+        what = "an object" if isinstance(data, dict) else type_name(data)
+        out.diagnostics.append(Diagnostic("invalid-jsonrpc", f"not a JSON-RPC 2.0 message ({what})", data))
+        if in_batch:  # v2 transports: each invalid batch entry gets its own -32600 with id null
+            out.replies.append(_invalid(None))
+
+
+def _kind(data: Any) -> str | None:
+    """``request`` (has ``method``), ``response`` (has ``id``, ``result`` or ``error``), or None.
+
+    A null ``method`` next to ``result``/``error`` is a serialised struct's None: a response.
+    """
+    if not isinstance(data, dict):
         return None
-    method = data.get("method")
-    if isinstance(method, str):
-        if "id" not in data:
-            return Notification(method, data.get("params"))
-        if not _valid_id(data["id"]):
-            return None
-        return Request(data["id"], method, data.get("params"))
-    if "id" in data and _valid_id(data["id"]):
-        if "error" in data:
-            return _error_response(data)
-        if "result" in data:
-            return Response(data["id"], data["result"])
-    return None
+    answers = "result" in data or "error" in data
+    if "method" in data:
+        return "response" if data["method"] is None and answers else "request"
+    return "response" if answers or "id" in data else None
 
 
-def _parse_entry(data: Any, out: Parsed, *, in_batch: bool) -> None:
-    message = parse_message(data)
-    if message is not None:
-        out.messages.append(message)
+def _parse_request(data: dict[str, Any], out: Parsed, null_ids: bool, in_batch: bool) -> None:
+    has_id = "id" in data
+    valid_id, request_id = read_id(data["id"], null_ids) if has_id else (True, None)
+    problem = request_problem(data)
+    if problem is None and not valid_id:
+        problem = f"invalid request id {data['id']!r}"
+    if problem is None:
+        params = data.get("params")
+        out.messages.append(
+            Request(request_id, data["method"], params) if has_id else Notification(data["method"], params)
+        )
         return
-    out.diagnostics.append(Diagnostic("invalid-jsonrpc", "not a JSON-RPC 2.0 message", data))
-    if in_batch:  # v2 transports: each invalid batch entry gets its own -32600 with id null
-        out.replies.append(_invalid_request())
+    out.diagnostics.append(Diagnostic("invalid-request", problem, data))
+    if has_id or in_batch:  # a lone invalid notification is not answered
+        out.replies.append(_invalid(request_id))
 
 
-def _invalid_request() -> Response:
-    return Response(None, error=ErrorObject(INVALID_REQUEST, "Invalid Request"))
+def _parse_response(data: dict[str, Any], out: Parsed) -> None:
+    valid_id, response_id = read_id(data.get("id"), True)
+    if not valid_id:
+        out.diagnostics.append(Diagnostic("invalid-jsonrpc", f"response id {data['id']!r} is invalid", data))
+        return
+    has_result, has_error = "result" in data, "error" in data
+    if has_result and has_error and (data["error"] is None or data["result"] is None):
+        has_error = data["error"] is not None  # a null member next to the other counts as absent
+        has_result = not has_error
+    if data.get("jsonrpc") != "2.0":
+        if not (has_result or has_error):  # e.g. a JSON log line with an "id" field
+            out.diagnostics.append(Diagnostic("invalid-jsonrpc", "not a JSON-RPC 2.0 message", data))
+            return
+        out.diagnostics.append(Diagnostic("invalid-jsonrpc", "response without jsonrpc 2.0 (accepted)", data))
+    if not has_result or has_error:
+        out.messages.append(Response(response_id, error=_error_of(data, has_result, out.diagnostics)))
+    elif "id" in data:
+        out.messages.append(Response(response_id, data["result"]))
+    else:
+        out.diagnostics.append(Diagnostic("invalid-jsonrpc", "result without an `id` (ignored)", data))
 
 
-def _error_response(data: dict[str, Any]) -> Response | None:
-    err = data["error"]
-    if not isinstance(err, dict) or not isinstance(err.get("code"), int):
-        return None
-    message = err.get("message")
-    return Response(
-        data["id"],
-        error=ErrorObject(err["code"], message if isinstance(message, str) else "", err.get("data")),
-    )
+def _error_of(data: dict[str, Any], has_result: bool, diagnostics: list[Diagnostic]) -> ErrorObject:
+    """The error a response settles its request with: its own, or one saying what was wrong."""
+    if "error" in data and not has_result:
+        why, received, prefix = error_problem(data["error"]), data["error"], "malformed error response"
+    else:
+        why = "both `result` and `error`" if has_result else "neither `result` nor `error`"
+        received, prefix = data, "malformed response"
+    if why is None:
+        err = data["error"]
+        return ErrorObject(int(err["code"]), err["message"], err.get("data"))
+    diagnostics.append(Diagnostic("malformed-response", f"{prefix}: {why}", data))
+    return _malformed(prefix, why, received)
 
 
-def _valid_id(value: Any) -> bool:
-    return value is None or (isinstance(value, int | str) and not isinstance(value, bool))
+def _malformed(prefix: str, why: str, received: Any) -> ErrorObject:
+    return ErrorObject(INTERNAL_ERROR, f"{prefix}: {why}", {"received": received})
 
 
-def to_wire(message: Message) -> dict[str, Any]:
-    """The JSON object for a message."""
-    if isinstance(message, Request):
-        out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
-        if message.params is not None:
-            out["params"] = message.params
-        return out
-    if isinstance(message, Notification):
-        out = {"jsonrpc": "2.0", "method": message.method}
-        if message.params is not None:
-            out["params"] = message.params
-        return out
-    if message.error is not None:
-        return {"jsonrpc": "2.0", "id": message.id, "error": message.error.to_dict()}
-    return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
-
-
-def encode(message: Message | list[Message]) -> bytes:
-    """One line of UTF-8 JSON, newline-terminated (a list encodes as a batch)."""
-    obj: Any = [to_wire(m) for m in message] if isinstance(message, list) else to_wire(message)
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-def _clip(text: str, limit: int = 500) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+def _invalid(request_id: RequestId) -> Response:
+    return Response(request_id, error=ErrorObject(INVALID_REQUEST, "Invalid Request"))

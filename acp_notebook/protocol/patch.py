@@ -1,11 +1,16 @@
-"""Patch helpers shared by every upsert: `_meta` by top-level key, and value checks."""
+"""Patch helpers shared by every upsert: `_meta` by top-level key, value checks, snapshots."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from .diagnostics import Report
 
-def patch_meta(current: dict[str, Any] | None, value: dict[str, Any] | None) -> dict | None:
+_ATOMS = (str, int, float, bool, type(None), bytes)
+
+
+def patch_meta(current: dict[str, Any] | None, value: dict[str, Any] | None) -> dict[str, Any] | None:
     """Apply a `_meta` patch: null clears; an object sets its keys, a null key is removed.
 
     Nested objects are replaced, never merged (schema text of ``ToolCallUpdate._meta``).
@@ -38,6 +43,46 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def int_in_range(value: Any, low: int, high: int) -> bool:
+    """True for a JSON integer (not a boolean, not a float) within ``[low, high]``."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON-like value (fast for dicts, lists and scalars, any depth)."""
+    try:
+        return _copy(value)
+    except RecursionError:  # deeper than Python's stack: copy without recursion
+        return _copy_deep(value)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    if isinstance(value, _ATOMS):
+        return value
+    return copy.deepcopy(value)
+
+
+def _copy_deep(value: Any) -> Any:
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]  # (container, key, value to copy there)
+    while stack:
+        target, key, item = stack.pop()
+        if isinstance(item, dict):
+            new: dict[Any, Any] = dict.fromkeys(item)  # keys in order; values filled below
+            target[key] = new
+            stack.extend((new, k, v) for k, v in item.items())
+        elif isinstance(item, list):
+            target[key] = new_list = [None] * len(item)
+            stack.extend((new_list, i, v) for i, v in enumerate(item))
+        else:
+            target[key] = item if isinstance(item, _ATOMS) else copy.deepcopy(item)
+    return root[0]
+
+
 def is_absolute(path: Any) -> bool:
     """True for an absolute POSIX or Windows path string."""
     if not isinstance(path, str) or not path:
@@ -54,6 +99,18 @@ def cancel_supported(capabilities: Any) -> bool:
     return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
 
 
+def read_capabilities(value: Any, owner: str, report: Report) -> dict[str, Any] | None:
+    """``capabilities`` as stored: a malformed value falls back to no controls (schema)."""
+    if not isinstance(value, dict):
+        report("invalid-field", f"{owner} `capabilities` is {type_name(value)} (no controls)", value)
+        return None
+    cancel = value.get("cancel")
+    if cancel is not None and not isinstance(cancel, dict):
+        report("invalid-field", f"{owner} `capabilities.cancel` is {type_name(cancel)} (unsupported)", value)
+        return {k: v for k, v in value.items() if k != "cancel"}
+    return value
+
+
 def patch_fields(target: dict[str, Any], update: dict[str, Any], skip: tuple[str, ...] = ()) -> None:
     """Patch a flat record: an omitted key keeps, null removes, a value replaces; `_meta` by key."""
     for key, value in update.items():
@@ -68,12 +125,15 @@ def patch_fields(target: dict[str, Any], update: dict[str, Any], skip: tuple[str
 
 
 def wire_fields(out: dict[str, Any], obj: Any, optional: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """Finish a ``to_dict``: the optional fields that are set, unknown extras, then ``_meta``."""
+    """Finish a ``to_dict``: the optional fields that are set, unknown extras, then ``_meta``.
+
+    Every value is a deep copy: changing the returned dict never changes ``obj``.
+    """
     for key, attr in optional:
         value = getattr(obj, attr)
         if value is not None:
-            out[key] = value
-    out.update(obj.extra)
+            out[key] = json_copy(value)
+    out.update(json_copy(obj.extra))
     if obj.meta is not None:
-        out["_meta"] = obj.meta
+        out["_meta"] = json_copy(obj.meta)
     return out

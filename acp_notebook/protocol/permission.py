@@ -1,8 +1,11 @@
 """Permission requests (`session/request_permission`), for both protocol versions.
 
-A request is a pending question plus an answer callback: ``select(option_id)`` or ``cancel()``
-records the outcome once and hands it to ``on_answer`` (set by the client, which sends the
-response). Answering twice raises and sends nothing. v2 requests carry ``title``,
+A request is a pending question plus an answer callback given to its constructor:
+``select(option_id)`` or ``cancel()`` first hands the outcome to ``on_answer`` (the client sends
+the response there), then records it. If sending raises, the request stays pending and the
+exception reaches the caller: an answer is never recorded without being sent. Answering twice
+(or again while the first answer is being sent) raises and sends nothing. Whoever answers calls
+``SessionState.permission_answered`` to tell observers. v2 requests carry ``title``,
 ``description``, ``subject`` (``tool_call`` with a ``toolCall`` upsert, ``command``, or custom,
 kept raw) and ``options``; v1 requests carry ``toolCall`` + ``options`` and get a generated title
 and a ``tool_call`` subject. The permission's title never replaces the tool call's title.
@@ -26,7 +29,15 @@ class PermissionAlreadyAnswered(RuntimeError):
 class PermissionRequest:
     """One question from the agent; answer it with ``select`` or ``cancel``."""
 
-    def __init__(self, key: str, request_id: Any, params: dict[str, Any], version: int = 2) -> None:
+    def __init__(
+        self,
+        key: str,
+        request_id: Any,
+        params: dict[str, Any],
+        version: int = 2,
+        *,
+        on_answer: Callable[[PermissionRequest, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.key = key
         self.request_id = request_id
         self.version = version
@@ -34,7 +45,8 @@ class PermissionRequest:
         self.session_id = params.get("sessionId")
         self.options: list[Any] = []
         self.outcome: dict[str, Any] | None = None
-        self.on_answer: Callable[[PermissionRequest, dict[str, Any]], None] | None = None
+        self.on_answer = on_answer
+        self._answering = False
         self.diagnostics: list[Diagnostic] = []
         self.title, self.description, self.subject = _read(params, version, self.diagnostics)
         self.options = _read_options(params.get("options"), self.diagnostics)
@@ -99,34 +111,41 @@ class PermissionRequest:
         self._answer({"outcome": "cancelled"})
 
     def _answer(self, outcome: dict[str, Any]) -> None:
-        if self.outcome is not None:
-            raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {self.outcome}")
+        if self.outcome is not None or self._answering:
+            already = self.outcome or "an answer being sent"
+            raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {already}")
+        self._answering = True
+        try:
+            if self.on_answer is not None:
+                self.on_answer(self, outcome)  # sends the response; if it raises, still pending
+        finally:
+            self._answering = False
         self.outcome = outcome
-        if self.on_answer is not None:
-            self.on_answer(self, outcome)
 
     def __repr__(self) -> str:
         state = "pending" if self.pending else self.outcome
         return f"PermissionRequest({self.key!r}, title={self.title!r}, {state})"
 
 
-def _read(params: dict[str, Any], version: int, diagnostics: list[Diagnostic]):
+def _read(params: dict[str, Any], version: int, diagnostics: list[Diagnostic]) -> tuple[str, str | None, Any]:
     if version == 1:
         tool_call = params.get("toolCall")
         if not isinstance(tool_call, dict):
             diagnostics.append(Diagnostic("malformed-permission", "v1 request without `toolCall`", params))
             return "Allow this action?", None, None
         name = tool_call.get("title") or tool_call.get("kind") or tool_call.get("toolCallId")
-        title = f"Allow {name}?" if isinstance(name, str) else "Allow this tool call?"
-        return title, None, {"type": "tool_call", "toolCall": tool_call}
-    title = params.get("title")
+        generated = f"Allow {name}?" if isinstance(name, str) else "Allow this tool call?"
+        return generated, None, {"type": "tool_call", "toolCall": tool_call}
+    title, description = params.get("title"), params.get("description")
     if not isinstance(title, str):
         diagnostics.append(Diagnostic("malformed-permission", "permission request without `title`", params))
-        title = "Permission requested"
-    description = params.get("description")
     subject = params.get("subject")
     _check_subject(subject, diagnostics)
-    return title, description if isinstance(description, str) else None, subject
+    return (
+        title if isinstance(title, str) else "Permission requested",
+        description if isinstance(description, str) else None,
+        subject,
+    )
 
 
 def _check_subject(subject: Any, diagnostics: list[Diagnostic]) -> None:

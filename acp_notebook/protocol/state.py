@@ -1,29 +1,37 @@
 """SessionState: the pure reducer of `session/update` notifications (v2 rules, v1 kinds too).
 
-Every rule lives in the module that owns the item (``toolcall``, ``terminal``, ``messages``);
-this module dispatches on ``sessionUpdate``, keeps arrival order, records diagnostics instead
-of raising, and tells subscribers what changed. Unknown update kinds are kept raw in
-``other_updates``. Nothing here does I/O.
+Theory of operation: ``apply`` looks ``sessionUpdate`` up in one dispatch table (``_HANDLERS``,
+built in the class body). A handler finds or creates the item in its registry, lets the item's
+module patch it — each rule is stated once, there: ``toolcall`` (omit keeps, null clears, a value
+replaces, arrays replace whole, ``_meta`` patches by key), ``terminal`` (the same; a snapshot
+replaces every byte, chunks append), ``content`` (the schema's skip-invalid-items), ``messages``
+(chunks append by ``messageId``), ``plans`` (replaced by ``planId``), ``session_values`` (run
+state, session-wide values) — then notes first sightings in ``timeline`` and tells subscribers
+what changed. Bad input goes to ``diagnostics``, never raised; unknown kinds are kept in
+``other_updates``. The reducer never mutates what it is given, every ``to_dict`` is a deep copy,
+and nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from .changes import Change, Observer
-from .content import content_problem, terminal_refs
+from .changes import Change, Observer, Observers
+from .content import clean_item, terminal_refs
 from .diagnostics import Diagnostic
-from .messages import Message, Plan
+from .messages import PLAN_KINDS, ROLES, Conversation, Message, Plan
 from .patch import type_name
 from .permission import PermissionRequest
+from .session_values import GENERIC_KINDS, SESSION_KINDS, read_session_update
 from .terminal import DEFAULT_OUTPUT_CAP, Terminal, apply_terminal_fields, decode_base64
 from .toolcall import ToolCall, apply_fields
-from .updates import UpdatesMixin
+
+Handler = Callable[["SessionState", dict[str, Any]], None]
 
 
-class SessionState(UpdatesMixin):
+class SessionState:
     """Everything a session's updates said, as Python objects; ``apply`` never raises."""
 
     def __init__(
@@ -34,37 +42,42 @@ class SessionState(UpdatesMixin):
     ) -> None:
         self.tool_calls: dict[str, ToolCall] = {}
         self.terminals: dict[str, Terminal] = {}
-        self.messages: dict[str, Message] = {}
-        self.plans: dict[str, Plan] = {}
+        self._conversation = Conversation()
+        self.messages: dict[str, Message] = self._conversation.messages
+        self.plans: dict[str, Plan] = self._conversation.plans
         self.permissions: dict[str, PermissionRequest] = {}
         self.timeline: list[tuple[str, Any]] = []
         self.file_writes: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
+        self.run_state = "idle"
+        self.stop_reason: str | None = None
+        self.stop_error: Any = None
+        self.background: list[Any] = []
+        self.available_commands: list[Any] = []
+        self.config_options: list[Any] = []
+        self.current_mode_id: str | None = None
+        self.session_info: dict[str, Any] = {}
+        self.usage: dict[str, Any] | None = None
+        self.notices: list[dict[str, Any]] = []
+        self.other_updates: list[dict[str, Any]] = []
         self.terminal_output_cap = terminal_output_cap
         self._clock = clock
-        self._observers: list[Observer] = []
-        self._last_entry: tuple[str, Any] | None = None
-        self._synthetic_ids = 0
-        self._init_updates()
+        self._observers = Observers(lambda text: self.diagnostics.append(Diagnostic("observer-error", text)))
 
-    # -- observers ---------------------------------------------------------------------------
+    # -- observers and diagnostics -------------------------------------------------------------
     def subscribe(self, callback: Observer) -> Callable[[], None]:
         """Call ``callback(change)`` after every change; returns a function that unsubscribes."""
-        self._observers.append(callback)
-        return lambda: self._observers.remove(callback) if callback in self._observers else None
+        return self._observers.subscribe(callback)
 
-    def _emit(self, change: Change) -> None:
-        for callback in list(self._observers):
-            try:
-                callback(change)
-            except Exception as exc:  # an observer must never break the reader
-                self.diagnostics.append(Diagnostic("observer-error", f"observer {callback!r} raised {exc!r}"))
+    def _changed(self, kind: str, key: str | None, *more: Any) -> None:
+        """Tell observers about ``Change(kind, key, *more)`` (fields, created, data, replaced)."""
+        if self._observers:
+            self._observers.notify(Change(kind, key, *more))
 
     def diagnose(self, code: str, message: str, detail: Any = None, level: str = "warning") -> None:
         """Record a problem with received input (and tell observers)."""
         self.diagnostics.append(Diagnostic(code, message, detail, level))
-        if self._observers:
-            self._emit(Change("diagnostic", None, (code,)))
+        self._changed("diagnostic", None, (code,))
 
     # -- entry point ---------------------------------------------------------------------------
     def apply(self, update: Any) -> None:
@@ -73,80 +86,64 @@ class SessionState(UpdatesMixin):
             self.diagnose("malformed-update", f"update is {type_name(update)}, not an object", update)
             return
         kind = update.get("sessionUpdate")
-        handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        handler = self._HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
-            self._apply_other(kind, update)
-            return
-        handler(self, update)
+            self._other(kind, update)
+        else:
+            handler(self, update)
+
+    def _id(self, update: dict[str, Any], key: str) -> str | None:
+        value = update.get(key)
+        if isinstance(value, str):
+            return value
+        kind = update["sessionUpdate"]
+        self.diagnose("malformed-update", f"{kind} without a string `{key}`", update)
+        return None
 
     def _note(self, kind: str, key: Any) -> None:
-        entry = (kind, key)
-        self.timeline.append(entry)
-        self._last_entry = entry
-
-    # -- permissions -----------------------------------------------------------------------------
-    def add_permission(self, request: PermissionRequest) -> None:
-        """Record a permission request; a ``tool_call`` subject is applied as an upsert."""
-        for diag in request.diagnostics:
-            self.diagnose(diag.code, diag.message, diag.detail)
-        if request.on_answer is None:  # no client to send it: still tell the observers
-            request.on_answer = lambda answered, _outcome: self.permission_answered(answered)
-        update = request.tool_call_update
-        if update is not None:
-            self._tool_call(update)
-        self.permissions[request.key] = request
-        self._note("permission", request.key)
-        if self._observers:
-            self._emit(Change("permission", request.key, (), True))
-
-    def permission_answered(self, request: PermissionRequest) -> None:
-        """Tell observers that ``request`` now has an outcome."""
-        if self._observers:
-            self._emit(Change("permission", request.key, ("outcome",)))
-
-    @property
-    def pending_permissions(self) -> list[PermissionRequest]:
-        """Permission requests still waiting for an answer, oldest first."""
-        return [p for p in self.permissions.values() if p.pending]
+        self.timeline.append((kind, key))
+        if kind != "message":
+            self._conversation.interrupt()
 
     # -- tool calls ------------------------------------------------------------------------------
-    def _tool_call(self, update: dict[str, Any], *, replace: bool = False) -> None:
-        tc_id = update.get("toolCallId")
-        if not isinstance(tc_id, str):
-            self.diagnose("malformed-update", "tool call update without string `toolCallId`", update)
+    def _tool_call_obj(self, tc_id: str, now: float, replace: bool = False) -> tuple[ToolCall, bool]:
+        tc = self.tool_calls.get(tc_id)
+        if tc is not None and not replace:
+            return tc, False
+        self.tool_calls[tc_id] = new = ToolCall(tc_id, now)
+        if tc is None:
+            self._note("tool_call", tc_id)
+        return new, tc is None
+
+    def _tool_call(self, update: dict[str, Any], replace: bool = False) -> None:
+        tc_id = self._id(update, "toolCallId")
+        if tc_id is None:
             return
         now = self._clock()
-        tc = self.tool_calls.get(tc_id)
-        created = tc is None
-        if created or replace:
-            tc = self.tool_calls[tc_id] = ToolCall(tc_id, now)
-            if created:
-                self._note("tool_call", tc_id)
+        tc, created = self._tool_call_obj(tc_id, now, replace)
         changed = apply_fields(tc, update, self.diagnose, now)
         if "content" in changed:
             self._ensure_terminals(terminal_refs(tc.content))
-        self._last_entry = ("tool_call", tc_id)
-        if self._observers:
-            self._emit(Change("tool_call", tc_id, tuple(changed), created))
+        self._conversation.interrupt()
+        self._changed("tool_call", tc_id, tuple(changed), created)
+
+    def _v1_tool_call(self, update: dict[str, Any]) -> None:
+        self._tool_call(update, replace=True)
 
     def _tool_call_chunk(self, update: dict[str, Any]) -> None:
-        tc_id = update.get("toolCallId")
-        if not isinstance(tc_id, str) or "content" not in update:
-            self.diagnose("malformed-update", "content chunk needs `toolCallId` and `content`", update)
+        tc_id = self._id(update, "toolCallId")
+        if tc_id is None:
             return
-        tc = self.tool_calls.get(tc_id)
-        created = tc is None
-        if created:
-            tc = self.tool_calls[tc_id] = ToolCall(tc_id, self._clock())
-            self._note("tool_call", tc_id)
-        item = update["content"]
-        problem = content_problem(item)
-        if problem:
-            self.diagnose("malformed-content", problem + " (kept as received)", item)
+        if "content" not in update:
+            self.diagnose("malformed-update", "content chunk without `content`", update)
+            return
+        item = clean_item(update["content"], self.diagnose)  # null or invalid: nothing appended
+        if item is None:
+            return
+        tc, created = self._tool_call_obj(tc_id, self._clock())
         tc.content.append(item)
         self._ensure_terminals(terminal_refs([item]))
-        if self._observers:
-            self._emit(Change("tool_call", tc_id, ("content",), created))
+        self._changed("tool_call", tc_id, ("content",), created)
 
     # -- terminals -------------------------------------------------------------------------------
     def _terminal(self, terminal_id: str) -> tuple[Terminal, bool]:
@@ -159,25 +156,23 @@ class SessionState(UpdatesMixin):
     def _ensure_terminals(self, ids: list[str]) -> None:
         for terminal_id in ids:
             _, created = self._terminal(terminal_id)
-            if created and self._observers:
-                self._emit(Change("terminal", terminal_id, (), True))
+            if created:
+                self._changed("terminal", terminal_id, (), True)
 
     def _terminal_update(self, update: dict[str, Any]) -> None:
-        terminal_id = update.get("terminalId")
-        if not isinstance(terminal_id, str):
-            self.diagnose("malformed-update", "terminal_update without string `terminalId`", update)
+        terminal_id = self._id(update, "terminalId")
+        if terminal_id is None:
             return
         term, created = self._terminal(terminal_id)
         changed = apply_terminal_fields(term, update, self.diagnose)
         if self._observers:
             replaced = "output" in changed
             data = term.output if replaced else None
-            self._emit(Change("terminal", terminal_id, tuple(changed), created, data, replaced))
+            self._changed("terminal", terminal_id, tuple(changed), created, data, replaced)
 
     def _terminal_chunk(self, update: dict[str, Any]) -> None:
-        terminal_id = update.get("terminalId")
-        if not isinstance(terminal_id, str):
-            self.diagnose("malformed-update", "output chunk without string `terminalId`", update)
+        terminal_id = self._id(update, "terminalId")
+        if terminal_id is None:
             return
         data = decode_base64(update.get("data"))
         if data is None:
@@ -189,38 +184,82 @@ class SessionState(UpdatesMixin):
         """Append bytes to a terminal (a decoded chunk, or a client-run terminal's output)."""
         term, created = self._terminal(terminal_id)
         term.append(data)
-        if self._observers:
-            self._emit(Change("terminal", terminal_id, ("output",), created, data))
+        self._changed("terminal", terminal_id, ("output",), created, data)
 
-    # -- client-side file writes (v1 fs/write_text_file) -------------------------------------------
+    # -- messages, plans, run state and session-wide values ----------------------------------------
+    def _conversation_update(self, update: dict[str, Any]) -> None:
+        result = self._conversation.apply(update, self.diagnose)
+        if result is not None:
+            if result[3]:
+                self._note(result[0], result[1])
+            self._changed(*result)
+
+    def _session_update(self, update: dict[str, Any]) -> None:
+        records = {"session_info": self.session_info, "usage": self.usage}
+        values = read_session_update(update, records, self.diagnose)
+        if values is None:
+            return
+        for attr, value in values.items():
+            setattr(self, attr, value)
+        kind = update["sessionUpdate"]
+        if kind == "state_update":
+            self._changed("run_state", self.run_state, ("state",))
+        else:
+            self._changed("session", kind, tuple(values))
+
+    def _notice(self, update: dict[str, Any]) -> None:
+        self.notices.append({k: v for k, v in update.items() if k != "sessionUpdate"})
+        self._note("notice", len(self.notices) - 1)
+        self._changed("notice", str(len(self.notices) - 1), (), True)
+
+    def _other(self, kind: Any, update: dict[str, Any]) -> None:
+        if not isinstance(kind, str):
+            self.diagnose("malformed-update", "update without string `sessionUpdate`", update)
+            return
+        if kind not in GENERIC_KINDS and not kind.startswith("_"):
+            self.diagnose("unknown-update", f"unknown update kind {kind!r} (kept raw)", update, "info")
+        self.other_updates.append(dict(update))
+        self._note("other", len(self.other_updates) - 1)
+        self._changed("other", str(len(self.other_updates) - 1), (kind,), True)
+
+    # -- permissions and client-side file writes ---------------------------------------------------
+    def add_permission(self, request: PermissionRequest) -> None:
+        """Record a permission request; a ``tool_call`` subject is applied as an upsert.
+
+        The request is not changed: whoever answers it calls ``permission_answered``.
+        """
+        for diag in request.diagnostics:
+            self.diagnose(diag.code, diag.message, diag.detail)
+        update = request.tool_call_update
+        if update is not None:
+            self._tool_call(update)
+        self.permissions[request.key] = request
+        self._note("permission", request.key)
+        self._changed("permission", request.key, (), True)
+
+    def permission_answered(self, request: PermissionRequest) -> None:
+        """Tell observers that ``request`` now has an outcome."""
+        self._changed("permission", request.key, ("outcome",))
+
+    @property
+    def pending_permissions(self) -> list[PermissionRequest]:
+        """Permission requests still waiting for an answer, oldest first."""
+        return [p for p in self.permissions.values() if p.pending]
+
     def record_file_write(self, path: str, old_text: str | None, new_text: str) -> None:
         """Record a file the agent wrote through the client, as a v1-shaped diff."""
         self.file_writes.append({"path": path, "oldText": old_text, "newText": new_text})
         index = len(self.file_writes) - 1
         self._note("file_write", index)
-        if self._observers:
-            self._emit(Change("file_write", str(index), (), True))
+        self._changed("file_write", str(index), (), True)
 
-
-SessionState._handlers = {
-    "tool_call_update": SessionState._tool_call,
-    "tool_call": SessionState._v1_tool_call,
-    "tool_call_content_chunk": SessionState._tool_call_chunk,
-    "terminal_update": SessionState._terminal_update,
-    "terminal_output_chunk": SessionState._terminal_chunk,
-    "user_message_chunk": SessionState._message_chunk,
-    "agent_message_chunk": SessionState._message_chunk,
-    "agent_thought_chunk": SessionState._message_chunk,
-    "user_message": SessionState._message,
-    "agent_message": SessionState._message,
-    "agent_thought": SessionState._message,
-    "state_update": SessionState._state_update,
-    "plan_update": SessionState._plan_update,
-    "plan": SessionState._v1_plan,
-    "available_commands_update": SessionState._session_value,
-    "config_option_update": SessionState._session_value,
-    "session_info_update": SessionState._session_value,
-    "usage_update": SessionState._session_value,
-    "current_mode_update": SessionState._session_value,
-    "notice": SessionState._notice,
-}
+    _HANDLERS: ClassVar[dict[str, Handler]] = {
+        "tool_call_update": _tool_call,
+        "tool_call": _v1_tool_call,
+        "tool_call_content_chunk": _tool_call_chunk,
+        "terminal_update": _terminal_update,
+        "terminal_output_chunk": _terminal_chunk,
+        **dict.fromkeys((*ROLES, *PLAN_KINDS), _conversation_update),
+        **dict.fromkeys(SESSION_KINDS, _session_update),
+        "notice": _notice,
+    }

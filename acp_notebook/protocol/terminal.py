@@ -5,22 +5,34 @@ Rules (seed, "Display-only terminals"): ``terminal_update`` is an upsert keyed b
 patch (omit keeps, null clears, value replaces); ``output.data`` is a base64 snapshot that
 *replaces* every stored byte. ``terminal_output_chunk`` decodes each chunk on its own and
 appends. The stored output is bytes; ``text`` decodes incrementally, so a UTF-8 character
-split across chunks comes out whole.
+split across chunks comes out whole, and ``plain_text`` strips control sequences as they
+complete (``ansi.py``). Schema fallbacks: a wrong-typed field counts as omitted; a ``size``
+outside ``1..65535`` (uint16) too; in ``exitStatus`` an ``exitCode`` that is not an int64
+integer, or a ``signal`` that is not a string, reads as unknown (``None``); malformed
+``capabilities`` mean no controls.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import codecs
-import re
 from typing import Any
 
-from .patch import is_absolute, patch_meta, type_name, wire_fields
-from .toolcall import Report
+from .ansi import DecodedText
+from .diagnostics import Report
+from .patch import (
+    int_in_range,
+    is_absolute,
+    json_copy,
+    patch_meta,
+    read_capabilities,
+    type_name,
+    wire_fields,
+)
 
 DEFAULT_OUTPUT_CAP = 16 * 1024 * 1024
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+INT64 = (-(2**63), 2**63 - 1)
+UINT16_MAX = 65535
 
 _PLAIN: dict[str, tuple[str, type]] = {
     "command": ("command", str),
@@ -53,11 +65,8 @@ class Terminal:
 
     __slots__ = (
         "_buf",
-        "_decoded_to",
-        "_decoder",
         "_start",
         "_text",
-        "_text_base",
         "cap",
         "capabilities",
         "command",
@@ -85,7 +94,7 @@ class Terminal:
         self.generation = 0
         self._buf = bytearray()
         self._start = 0
-        self._reset_text()
+        self._text = DecodedText()
 
     @property
     def output(self) -> bytes:
@@ -116,20 +125,21 @@ class Terminal:
     @property
     def text(self) -> str:
         """The output decoded as UTF-8, incrementally (invalid bytes become U+FFFD)."""
-        end = self.end_offset
-        base = end - min(len(self._buf), self.cap)
-        if self._text_base != base:  # bytes fell off the front: decode the held bytes afresh
-            self._reset_text(base)
-        if self._decoded_to < end:
-            chunk = bytes(self._buf[self._decoded_to - self._start :])
-            self._text.append(self._decoder.decode(chunk))
-            self._decoded_to = end
-        return "".join(self._text)
+        return self._decoded().text
 
     @property
     def plain_text(self) -> str:
-        """``text`` without ANSI escape sequences."""
-        return _ANSI.sub("", self.text)
+        """``text`` without ECMA-48 control sequences; an unfinished one waits for its end."""
+        return self._decoded().plain
+
+    def _decoded(self) -> DecodedText:
+        end = self.end_offset
+        base = end - min(len(self._buf), self.cap)
+        if self._text.base != base:  # bytes fell off the front: decode the held bytes afresh
+            self._text = DecodedText(base)
+        if self._text.end < end:
+            self._text.feed(bytes(self._buf[self._text.end - self._start :]))
+        return self._text
 
     def append(self, data: bytes) -> None:
         """Append decoded bytes (one ``terminal_output_chunk``)."""
@@ -144,21 +154,16 @@ class Terminal:
         self.generation += 1
         self._buf = bytearray()
         self._start = 0
-        self._reset_text()
+        self._text = DecodedText()
         self.append(data)
 
     def to_dict(self) -> dict[str, Any]:
         """Wire shape (``terminal_update`` without ``sessionUpdate``); output always present."""
         output: dict[str, Any] = {"data": base64.b64encode(self.output).decode("ascii")}
         if self.output_meta is not None:
-            output["_meta"] = self.output_meta
+            output["_meta"] = json_copy(self.output_meta)
         out: dict[str, Any] = {"terminalId": self.terminal_id, "output": output}
         return wire_fields(out, self, _OPTIONAL)
-
-    def _reset_text(self, start: int = 0) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._text: list[str] = []
-        self._text_base = self._decoded_to = start
 
     def __repr__(self) -> str:
         return f"Terminal({self.terminal_id!r}, command={self.command!r}, bytes={len(self.output)})"
@@ -192,9 +197,14 @@ def _apply_one(term: Terminal, key: str, value: Any, report: Report) -> bool:
             term.extra[key] = value
         return True
     attr, expected = spec
-    if value is not None and not _valid(key, value, expected, report):
+    if value is None:
+        setattr(term, attr, None)
+    elif key == "capabilities":
+        term.capabilities = read_capabilities(value, "terminal", report)
+    elif not _valid(key, value, expected, report):
         return False
-    setattr(term, attr, value)
+    else:
+        setattr(term, attr, _exit_status(value, report) if key == "exitStatus" else value)
     return True
 
 
@@ -202,15 +212,29 @@ def _valid(key: str, value: Any, expected: type, report: Report) -> bool:
     if not isinstance(value, expected):
         report("invalid-field", f"terminal `{key}` is {type_name(value)}", value)
         return False
-    if key == "size" and not all(
-        isinstance(value.get(k), int) and not isinstance(value.get(k), bool) and value[k] >= 1
-        for k in ("cols", "rows")
-    ):
-        report("invalid-field", "terminal `size` needs positive integer `cols` and `rows`", value)
+    size: Any = value
+    if key == "size" and not all(int_in_range(size.get(k), 1, UINT16_MAX) for k in ("cols", "rows")):
+        report("invalid-field", "terminal `size` needs `cols` and `rows` in 1..65535 (ignored)", value)
         return False
     if key == "cwd" and not is_absolute(value):
         report("relative-path", f"terminal `cwd` {value!r} is not absolute (kept)", value)
     return True
+
+
+def _exit_status(value: dict[str, Any], report: Report) -> dict[str, Any]:
+    """The ``exitStatus`` to store: a malformed ``exitCode`` or ``signal`` reads as unknown."""
+    code, signal = value.get("exitCode"), value.get("signal")
+    bad_code = code is not None and not int_in_range(code, *INT64)
+    bad_signal = signal is not None and not isinstance(signal, str)
+    if not (bad_code or bad_signal):
+        return value
+    report("invalid-field", "terminal `exitStatus` has a malformed exitCode or signal (unknown)", value)
+    fixed = dict(value)
+    if bad_code:
+        fixed["exitCode"] = None
+    if bad_signal:
+        fixed["signal"] = None
+    return fixed
 
 
 def _apply_output(term: Terminal, value: Any, report: Report) -> bool:

@@ -5,17 +5,20 @@ Rules (ACP v2 "Tool Calls", the seed; ``ToolCallUpdate`` in the v2 schema):
   ``pending``, the rest → unset); a concrete value replaces it;
 - ``content`` and ``locations`` are replaced as whole arrays (``[]``/``null`` clear them);
 - ``_meta`` is patched by top-level key (see ``patch_meta``);
-- a field of the wrong type counts as omitted (+ a diagnostic); a malformed content item or
-  location is kept as received (+ a diagnostic); unknown fields are kept and patched alike.
+- a field of the wrong type counts as omitted (+ a diagnostic), except ``capabilities``: a
+  malformed value falls back to *no controls* (schema ``ToolCallCapabilities``): a non-object
+  clears it, a malformed ``cancel`` is dropped from it;
+- invalid content items and locations are skipped (``content.py``, + a diagnostic); unknown
+  content types and unknown fields are kept and patched alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .content import content_problem, location_problem
-from .patch import cancel_supported, patch_meta, type_name, wire_fields
+from .content import clean_content, clean_locations
+from .diagnostics import Report
+from .patch import cancel_supported, json_copy, patch_meta, read_capabilities, type_name, wire_fields
 
 STATUSES = frozenset({"pending", "in_progress", "paused", "completed", "failed", "cancelled"})
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -54,8 +57,6 @@ _OPTIONAL = (
     ("rawOutput", "raw_output"),
     ("capabilities", "capabilities"),
 )
-
-Report = Callable[[str, str, Any], None]
 
 
 class ToolCall:
@@ -126,8 +127,8 @@ class ToolCall:
             "toolCallId": self.tool_call_id,
             "kind": self.kind,
             "status": self.status,
-            "content": list(self.content),
-            "locations": list(self.locations),
+            "content": json_copy(self.content),
+            "locations": json_copy(self.locations),
         }
         return wire_fields(out, self, _OPTIONAL)
 
@@ -165,6 +166,9 @@ def _set_field(tc: ToolCall, key: str, spec: tuple[str, Any], value: Any, report
     if value is None:
         setattr(tc, attr, [] if expected is list else _DEFAULTS.get(key))
         return True
+    if key == "capabilities":
+        tc.capabilities = read_capabilities(value, "tool call", report)
+        return True
     if expected is not None and not isinstance(value, expected):
         report(
             "invalid-field",
@@ -173,24 +177,15 @@ def _set_field(tc: ToolCall, key: str, spec: tuple[str, Any], value: Any, report
         )
         return False
     if key == "content":
-        _check_items(value, content_problem, "malformed-content", report)
+        value = clean_content(value, report)
     elif key == "locations":
-        _check_items(value, location_problem, "malformed-location", report)
+        value = clean_locations(value, report)
     elif key == "status" and value not in STATUSES and not value.startswith("_"):
         report("unknown-status", f"unknown tool call status {value!r} (kept, shown as running)", value)
     elif key == "kind" and value not in KINDS and not value.startswith("_"):
         report("unknown-kind", f"unknown tool kind {value!r} (kept, shown as other)", value)
     setattr(tc, attr, list(value) if expected is list else value)
     return True
-
-
-def _check_items(
-    items: list[Any], problem_of: Callable[[Any], str | None], code: str, report: Report
-) -> None:
-    for item in items:
-        problem = problem_of(item)
-        if problem:
-            report(code, problem + " (kept as received)", item)
 
 
 def _patch_extra(extra: dict[str, Any], key: str, value: Any) -> None:

@@ -9,6 +9,7 @@ v1 diffs ``{path, oldText, newText}`` stay as received; ``unified_patch`` render
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -34,7 +35,7 @@ def unified_patch(item: dict[str, Any]) -> str:
     return "".join(header) + "".join(_ensure_newlines(body))
 
 
-def _ensure_newlines(lines) -> list[str]:
+def _ensure_newlines(lines: Iterable[str]) -> list[str]:
     out = []
     for line in lines:
         if line.endswith("\n"):

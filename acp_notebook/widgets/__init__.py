@@ -2,6 +2,7 @@
 
 from .runtime import Runtime, get_runtime
 from .scheduler import Scheduler, default_scheduler
+from .secret_form import SecretForm
 from .session_view import SessionView
 
-__all__ = ["Runtime", "Scheduler", "SessionView", "default_scheduler", "get_runtime"]
+__all__ = ["Runtime", "Scheduler", "SecretForm", "SessionView", "default_scheduler", "get_runtime"]

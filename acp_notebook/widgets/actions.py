@@ -1,8 +1,10 @@
 """What a view's buttons do: calls into the session, run on the kernel's event loop.
 
 A view never sees the connection; it gets an ``Actions`` object. For a live ``Session`` the
-actions answer permissions and schedule cancellations as tasks; for a bare ``SessionState``
-(hand-fed, e.g. in a tutorial) a permission click just records the outcome.
+actions answer permissions, schedule cancellations as tasks and pass terminal keystrokes and
+sizes on; for a bare ``SessionState`` (hand-fed, e.g. in a tutorial) a permission click just
+records the outcome and no terminal is interactive. Any object with these methods will do (a
+login flow passes its own for its terminal).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ class Actions:
             request.select(option_id)
         except ValueError as exc:
             self.state.diagnose("view-action-error", str(exc))
+            return
+        self._answered(request)
+
+    def _answered(self, request: Any) -> None:
+        """A bare state has no client to tell it: tell its observers here."""
+        self.state.permission_answered(request)
 
     def cancel_turn(self) -> None:
         """Stop the current turn (no-op without a session)."""
@@ -39,6 +47,16 @@ class Actions:
     def cancel_terminal(self, terminal_id: str) -> None:
         """Cancel one terminal (no-op without a session)."""
 
+    def terminal_input(self, terminal_id: str, data: bytes) -> None:
+        """Keystrokes typed into an interactive terminal (no-op without a session)."""
+
+    def terminal_resize(self, terminal_id: str, cols: int, rows: int) -> None:
+        """The size an interactive terminal is shown at (no-op without a session)."""
+
+    def interactive_terminals(self) -> list[str]:
+        """The ids of the terminals that accept input (none without a session)."""
+        return []
+
 
 class SessionActions(Actions):
     """Button handlers for a live session."""
@@ -46,6 +64,9 @@ class SessionActions(Actions):
     def __init__(self, session: Any) -> None:
         super().__init__(session.state)
         self.session = session
+
+    def _answered(self, request: Any) -> None:
+        """The session's permission desk already told the state."""
 
     def cancel_turn(self) -> None:
         """Cancel the session's current turn."""
@@ -58,6 +79,18 @@ class SessionActions(Actions):
     def cancel_terminal(self, terminal_id: str) -> None:
         """Ask the agent to cancel one terminal."""
         self._spawn(lambda: self.session.cancel_terminal(terminal_id))
+
+    def terminal_input(self, terminal_id: str, data: bytes) -> None:
+        """Send keystrokes to a terminal the client runs."""
+        self.session.terminal_input(terminal_id, data)
+
+    def terminal_resize(self, terminal_id: str, cols: int, rows: int) -> None:
+        """Resize a terminal the client runs."""
+        self.session.terminal_resize(terminal_id, cols, rows)
+
+    def interactive_terminals(self) -> list[str]:
+        """The session's running terminals that accept input."""
+        return list(self.session.interactive_terminals())
 
     def _spawn(self, make: Callable[[], Awaitable[Any]]) -> None:
         async def run() -> None:

@@ -19,8 +19,10 @@ from ipywidgets import widget_serialization
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
+from . import inbound
 from . import viewmodel as vm
 from .actions import Actions, actions_for
+from .header import header
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 
@@ -79,6 +81,10 @@ class SessionView(anywidget.AnyWidget):
     def entry_keys(self) -> list[str]:
         """The entry keys shown, in order."""
         return list(self._keys)
+
+    def refresh(self) -> None:
+        """Send the header again soon, e.g. when ``actions.interactive_terminals()`` changed on its own."""
+        self.scheduler.mark(self)
 
     def stop_following(self) -> None:
         """Show no new items from now on (updates to the shown ones still arrive)."""
@@ -169,7 +175,8 @@ class SessionView(anywidget.AnyWidget):
         return vm.build_entry(self.state, kind, key, self.root)
 
     def _header(self) -> dict[str, Any]:
-        return vm.header(self.state, self.session, self.title)
+        summary = self.session.summary() if self.session is not None else None
+        return header(self.state, summary, self.title, self.actions.interactive_terminals())
 
     def _terminal_changes(self, ids: list[str]) -> tuple[dict, list, list]:
         metas, moves, buffers = {}, [], []
@@ -211,6 +218,27 @@ class SessionView(anywidget.AnyWidget):
             self.actions.cancel_tool_call(str(content.get("id")))
         elif kind == "cancel_terminal":
             self.actions.cancel_terminal(str(content.get("id")))
+        elif kind in ("terminal_input", "terminal_resize"):
+            self._terminal_msg(kind, content)
+
+    def _terminal_msg(self, kind: str, content: dict[str, Any]) -> None:
+        """Keystrokes or a size for an interactive terminal of this view (others are dropped)."""
+        check, act = (
+            (inbound.terminal_input, self.actions.terminal_input)
+            if kind == "terminal_input"
+            else (inbound.terminal_resize, self.actions.terminal_resize)
+        )
+        try:
+            args = check(content)
+        except ValueError as exc:
+            self.state.diagnose("view-bad-message", str(exc))
+            return
+        if args[0] not in self._terminals or args[0] not in self.actions.interactive_terminals():
+            return  # not ours, or no longer running: a keystroke racing the exit
+        try:
+            act(*args)
+        except Exception as exc:  # the message names the failure, never the keystrokes
+            self.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
 
     def close(self) -> None:
         """Stop observing the state and close the widget."""

@@ -17,9 +17,7 @@ from ..protocol.state import SessionState
 from ..protocol.terminal import Terminal
 from ..protocol.toolcall import ToolCall
 from ..protocol.v1 import unified_patch
-
-STDERR_LINES = 50
-DIAGNOSTICS = 50
+from .header import header as header  # the view header lives in its own module
 
 
 def entry_key(kind: str, key: Any) -> str:
@@ -213,44 +211,6 @@ def terminal_meta(term: Terminal) -> dict[str, Any]:
         "gen": term.generation,
         "base": end - len(term.output),
         "end": end,
-    }
-
-
-def header(state: SessionState, session: Any = None, title: str | None = None) -> dict[str, Any]:
-    """The view header: who, where, run state, and the expandable extras."""
-    agent = getattr(session, "agent", None)
-    info = getattr(agent, "info", None) or {}
-    return {
-        "title": title or state.session_info.get("title") or "ACP session",
-        "agent": _agent_info(agent, info) if agent is not None else None,
-        "session_id": getattr(session, "session_id", None),
-        "cwd": getattr(session, "cwd", None),
-        "run_state": state.run_state,
-        "stop_reason": state.stop_reason,
-        "stop_error": state.stop_error,
-        "running": bool(getattr(session, "running", state.run_state != "idle")),
-        "usage": state.usage,
-        "mode": state.current_mode_id,
-        "commands": list(state.available_commands),
-        "config_options": list(state.config_options),
-        "diagnostics": [
-            {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
-        ],
-        "diagnostic_count": len(state.diagnostics),
-        "stderr": agent.stderr_tail(STDERR_LINES) if agent is not None else [],
-        "pending_permissions": len(state.pending_permissions),
-        "closed": bool(getattr(agent, "closed", False)),
-        "exit_code": getattr(agent, "returncode", None),
-        "can_cancel": session is not None,
-    }
-
-
-def _agent_info(agent: Any, info: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": info.get("name") if isinstance(info, dict) else None,
-        "title": info.get("title") if isinstance(info, dict) else None,
-        "version": info.get("version") if isinstance(info, dict) else None,
-        "protocol": getattr(agent, "protocol_version", None),
     }
 
 

@@ -40,7 +40,14 @@ export const debug = {
     const term = await ready(host);
     if (!term) return null;
     const b = term.buffer.active;
-    return { cols: term.cols, rows: term.rows, length: b.length, baseY: b.baseY, viewportY: b.viewportY };
+    const { disableStdin, cursorBlink } = term.options;
+    return { cols: term.cols, rows: term.rows, length: b.length, baseY: b.baseY, viewportY: b.viewportY, stdin: !disableStdin, cursorBlink };
+  },
+
+  /** Feed `data` to the terminal as if the user typed or pasted it (fires onData when it takes input). */
+  async input(host, data) {
+    const term = await ready(host);
+    term?.input(data, true);
   },
 
   /** Is an xterm instance alive for this host right now? */

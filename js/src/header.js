@@ -1,5 +1,6 @@
 // The session header: title, agent, run state, usage, Stop, and the expandable extras.
 import { icon } from "./icons.js";
+import { outputLines } from "./outlines.js";
 import { fmtCount, h, prettyJson, text } from "./util.js";
 
 /** The header element for `hdr` (the WIRE.md Header). */
@@ -13,7 +14,7 @@ export function renderHeader(hdr, ctx) {
   const where = [hdr.cwd && `cwd ${text(hdr.cwd)}`, hdr.session_id && `session ${text(hdr.session_id)}`].filter(Boolean);
   if (where.length) el.append(h("div", { class: "acp-header-sub acp-muted" }, where.join(" · ")));
   if (hdr.stop_error != null) el.append(errorBlock(hdr.stop_error));
-  const extras = h("div", { class: "acp-header-extras" }, diagnostics(hdr, ctx), stderr(hdr, ctx), commands(hdr, ctx), config(hdr, ctx));
+  const extras = h("div", { class: "acp-header-extras" }, diagnostics(hdr, ctx), stdout(hdr, ctx), stderr(hdr, ctx), commands(hdr, ctx), config(hdr, ctx));
   if (extras.childElementCount) el.append(extras);
   return el;
 }
@@ -104,6 +105,18 @@ function stderr(hdr, ctx) {
   const lines = Array.isArray(hdr.stderr) ? hdr.stderr : [];
   if (!lines.length) return null;
   return section(ctx, "hdr:stderr", "Agent stderr", lines.length, h("pre", { class: "acp-pre acp-stderr", text: lines.map(text).join("\n") }));
+}
+
+/** The agent's non-JSON stdout; opens by itself when a new prompt (an unterminated line) arrives. */
+function stdout(hdr, ctx) {
+  const lines = Array.isArray(hdr.stdout) ? hdr.stdout : [];
+  const partial = typeof hdr.stdout_partial === "string" && hdr.stdout_partial ? hdr.stdout_partial : null;
+  if (!lines.length && partial == null) return null;
+  if (partial != null && ctx.ui.prompt !== partial) ctx.ui.open.add("hdr:stdout");
+  ctx.ui.prompt = partial;
+  const label = partial != null ? ["Agent output", h("span", { class: "acp-out-waiting" }, " · waiting for input")] : "Agent output";
+  const count = lines.length + (partial != null ? 1 : 0);
+  return section(ctx, "hdr:stdout", label, count, outputLines(lines, partial), partial != null ? "acp-has-prompt" : "");
 }
 
 function commands(hdr, ctx) {

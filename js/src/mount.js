@@ -2,6 +2,7 @@
 import { renderHeader } from "./header.js";
 import { renderEntry } from "./entries.js";
 import { renderPermission } from "./permission.js";
+import { PermissionLinks } from "./permlinks.js";
 import { injectStyle } from "./style.js";
 import { TerminalStore } from "./terminals.js";
 import { TerminalObservers } from "./observers.js";
@@ -29,15 +30,14 @@ class View {
     this.sigs = new Map(); // key → JSON of the drawn entry
     this.slots = new Map(); // key → node at the key's place in the list
     this.cards = new Map(); // tool_call key → card element
-    this.perms = new Map(); // permission key → permission element (own place or in a card)
-    this.permTool = new Map(); // permission key → tool call id
-    this.toolPerms = new Map(); // tool call id → Set of permission keys
+    this.perms = new PermissionLinks(); // permission key → {element (own place or in a card), toolCallId}
     this.terminals = new TerminalStore();
     this.observers = new TerminalObservers();
-    this.ui = { open: new Set(), collapsed: new Set(), diffMode: new Map(), unfolded: new Set(), pending: new Map() };
+    this.ui = { open: new Set(), collapsed: new Set(), diffMode: new Map(), unfolded: new Set(), pending: new Map(), prompt: null };
     let lab;
     this.ctx = {
       ui: this.ui, terminals: this.terminals, send: (m) => this.send(m), tick: (e, t) => this.ticker.add(e, t),
+      interactive: new Set(), // terminal ids that take keystrokes (Header.interactive_terminals)
       isLab: () => (lab ??= isLab(el.ownerDocument || document)),
       observeTerminal: (v) => this.observers.observe(v), unobserveTerminal: (v) => this.observers.unobserve(v),
     };
@@ -113,6 +113,9 @@ class View {
     if (!p.full && typeof p.seq === "number" && p.seq <= this.seq) return;
     if (typeof p.seq === "number") this.seq = p.full ? p.seq : Math.max(this.seq, p.seq);
     if (p.full && !fromSnapshot) this.awaitingFull = false; // the answer to a resync
+    // Only a live patch's list makes terminals take keystrokes: a snapshot alone (a saved notebook
+    // reopened without its kernel) stays read-only, and snapshot refreshes do not flip anything.
+    if (p.header && !fromSnapshot) this.setInteractive(p.header.interactive_terminals);
     if (p.header) this.setHeader(p.header);
     if (p.full) this.setOrder(Array.isArray(p.order) ? p.order : []);
     else for (const key of Array.isArray(p.order) ? p.order : []) this.slotFor(key);
@@ -135,6 +138,16 @@ class View {
     const node = renderHeader(hdr, this.ctx);
     this.header.replaceWith(node);
     this.header = node;
+  }
+
+  /** Terminals that start or stop taking input rebuild their screen. */
+  setInteractive(ids) {
+    const now = new Set(Array.isArray(ids) ? ids.map(String) : []);
+    const before = this.ctx.interactive;
+    this.ctx.interactive = now;
+    for (const id of new Set([...before, ...now])) {
+      if (before.has(id) !== now.has(id)) for (const v of this.terminals.views(id)) v.setInteractive(now.has(id));
+    }
   }
 
   /** A full order: drop keys no longer present, add new ones, fix the DOM order if needed. */
@@ -193,35 +206,24 @@ class View {
     const card = renderCard(key, entry, this.ctx, old);
     this.cards.set(key, card);
     this.place(key, card);
-    for (const pk of this.toolPerms.get(String(entry.id)) || []) {
-      const node = this.perms.get(pk);
-      if (!node) continue;
-      if (node.classList.contains("acp-perm-in-card")) card.querySelector(".acp-card-perms").append(node);
+    for (const { key: pk, element } of this.perms.forCard(entry.id)) {
+      if (element.classList.contains("acp-perm-in-card")) card.querySelector(".acp-card-perms").append(element);
       else this.drawPermission(pk, this.entries.get(pk));
     }
   }
 
   drawPermission(key, entry) {
     const tool = entry.tool_call_id != null ? String(entry.tool_call_id) : null;
-    this.indexPermission(key, tool);
     const card = tool != null ? this.cards.get(`tool_call:${tool}`) : null;
     const node = renderPermission(key, entry, this.ctx, !!card);
-    const old = this.perms.get(key);
-    this.perms.set(key, node);
+    const old = this.perms.element(key);
+    this.perms.place(key, node, tool);
     const box = card ? card.querySelector(".acp-card-perms") : null;
     if (old && old.parentNode !== box && old.parentElement?.classList.contains("acp-card-perms")) old.remove();
     if (!card) return this.place(key, node);
     if (!this.slots.get(key).dataset.placeholder) this.place(key, placeholder(key));
     if (old && old.parentNode === box) old.replaceWith(node);
     else box.append(node);
-  }
-
-  indexPermission(key, tool) {
-    const before = this.permTool.get(key);
-    if (before === tool) return;
-    if (before != null) this.toolPerms.get(before)?.delete(key);
-    if (tool != null) (this.toolPerms.get(tool) || this.toolPerms.set(tool, new Set()).get(tool)).add(key);
-    this.permTool.set(key, tool);
   }
 
   remove(key) {
@@ -234,12 +236,9 @@ class View {
     if (card) {
       for (const it of card._acpItems || []) it.node._acpDestroy?.();
       const id = key.slice("tool_call:".length);
-      for (const pk of this.toolPerms.get(id) || []) if (this.entries.has(pk)) this.drawPermission(pk, this.entries.get(pk));
+      for (const { key: pk } of this.perms.forCard(id)) if (this.entries.has(pk)) this.drawPermission(pk, this.entries.get(pk));
     }
-    this.perms.get(key)?.remove();
-    this.perms.delete(key);
-    this.indexPermission(key, null);
-    this.permTool.delete(key);
+    this.perms.drop(key)?.element.remove();
   }
 }
 

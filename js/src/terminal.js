@@ -1,13 +1,17 @@
 // A terminal shown in a card: header (command, cwd, exit status, cancel) and an xterm.js screen
 // that exists only while the host is near the viewport; it is rebuilt from the stored bytes.
+// Read-only, unless the header lists it as interactive: then it takes keystrokes, is fitted to the
+// card (rows too; the screen can be dragged taller) and reports its size.
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import { icon } from "./icons.js";
+import { TerminalInput } from "./terminput.js";
 import { terminalTheme, termFont } from "./termtheme.js";
 import { fmtBytes, h, text } from "./util.js";
 
 const MAX_ROWS = 24;
 const DEFAULT_COLS = 80;
+const INTERACTIVE_ROWS = 24;
 
 /** host element (.acp-terminal) → TermView, for the debug API. */
 export const viewsByHost = new WeakMap();
@@ -31,6 +35,8 @@ export class TermView {
     this.store = ctx.terminals;
     this.term = null;
     this.fit = null;
+    this.interactive = !!ctx.interactive?.has(id);
+    this.input = new TerminalInput(id, (m) => ctx.send(m));
     this.head = h("div", { class: "acp-term-head" });
     this.screen = h("div", { class: "acp-term-screen" });
     this.el = h("div", { class: "acp-terminal", dataset: { terminalId: id } }, this.head, this.screen);
@@ -50,20 +56,26 @@ export class TermView {
   ensure() {
     if (this.term) return this.term;
     const { size } = this.meta;
-    const fixed = size && size.cols > 0 && size.rows > 0;
+    const on = this.interactive;
+    const fixed = !on && size && size.cols > 0 && size.rows > 0;
     const font = termFont(this.screen);
-    this.screen.style.minHeight = "";
+    const pty = (this.store.get(this.id).pty ||= on); // a pty's output has its own CRs
+    this.screen.style.minHeight = this.screen.style.height = "";
     this.screen.classList.toggle("acp-term-fixed", !!fixed);
+    this.screen.classList.toggle("acp-term-interactive", on);
+    if (on) this.screen.dataset.lmSuppressShortcuts = "true"; // no Lab shortcut here (xterm also stops its keys)
+    else delete this.screen.dataset.lmSuppressShortcuts;
     this.term = new Terminal({
       cols: fixed ? size.cols : DEFAULT_COLS, rows: fixed ? size.rows : this.estimateRows(),
-      disableStdin: true, cursorBlink: false, convertEol: true, cursorInactiveStyle: "none",
+      disableStdin: !on, cursorBlink: on, convertEol: !pty, cursorInactiveStyle: on ? "outline" : "none",
       scrollback: 10000, fontFamily: font.family, fontSize: font.size, theme: terminalTheme(this.screen),
-      allowTransparency: false, scrollOnUserInput: false,
+      allowTransparency: false, scrollOnUserInput: on,
     });
     if (!fixed) this.term.loadAddon((this.fit = new FitAddon()));
     this.term.open(this.screen);
     live.add(this);
     watchTheme();
+    if (on) this.startInput();
     this.fitCols();
     for (const c of this.store.chunks(this.id)) this.term.write(c);
     this.term.write(new Uint8Array(0), () => this.adjustRows());
@@ -75,6 +87,7 @@ export class TermView {
     if (!this.term) return;
     const height = this.screen.offsetHeight;
     live.delete(this);
+    this.input.detach();
     this.term.dispose();
     this.term = this.fit = null;
     this.rowPx = 0;
@@ -84,6 +97,7 @@ export class TermView {
 
   destroy() {
     this.dispose();
+    this.input.stop();
     this.store.detach(this.id, this);
     this.ctx.unobserveTerminal(this);
   }
@@ -109,13 +123,42 @@ export class TermView {
   fitCols() {
     if (!this.fit || !this.term) return;
     const dims = this.fit.proposeDimensions();
+    if (this.interactive) return this.fitInteractive(dims);
     if (dims && dims.cols > 10 && dims.cols !== this.term.cols) this.term.resize(dims.cols, this.term.rows);
+  }
+
+  /** Start forwarding keystrokes; the screen gets the height of INTERACTIVE_ROWS rows. */
+  startInput() {
+    this.input.attach(this.term);
+    const drawn = this.term.element?.querySelector(".xterm-screen")?.offsetHeight;
+    const px = drawn || Math.ceil(INTERACTIVE_ROWS * termFont(this.screen).size * 1.2);
+    this.screen.style.height = `${px + 8}px`; // + the .xterm padding (style.css)
+  }
+
+  /** Fit columns and rows to the screen (the card's width, the screen's height) and report them. */
+  fitInteractive(dims) {
+    if (!dims || !(dims.cols > 0) || !(dims.rows > 0)) return;
+    const cols = Math.max(20, dims.cols);
+    const rows = Math.max(2, dims.rows);
+    if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
+    this.input.size(this.term.cols, this.term.rows);
+  }
+
+  /** Start or stop taking input: the xterm is rebuilt with the other options. */
+  setInteractive(on) {
+    if (on === this.interactive) return;
+    this.interactive = on;
+    if (!on) this.input.stop();
+    this.updateMeta();
+    if (!this.term) return this.estimateHeight();
+    this.dispose();
+    this.ensure();
   }
 
   /** Unsized terminals grow with their content, up to MAX_ROWS; sized ones hide unused rows. */
   adjustRows() {
     const t = this.term;
-    if (!t) return;
+    if (!t || this.interactive) return; // an interactive terminal keeps its fitted size
     if (!this.fit) return this.cropToContent();
     const buf = t.buffer.active;
     const used = buf.baseY + buf.cursorY + 1; // the cursor's (often empty) line included: no scrollbar
@@ -146,6 +189,7 @@ export class TermView {
 
   /** Rows to show before xterm exists: the number of lines in the bytes (capped). */
   estimateRows() {
+    if (this.interactive) return INTERACTIVE_ROWS;
     const size = this.meta.size;
     const max = size && size.rows > 0 ? size.rows : MAX_ROWS;
     let lines = 1;
@@ -172,6 +216,9 @@ function renderTermHead(t, ctx) {
   const out = [icon("terminal")];
   out.push(h("span", { class: "acp-term-cmd" }, m.command != null ? text(m.command) : `terminal ${text(t.id)}`));
   if (m.cwd) out.push(h("span", { class: "acp-muted acp-term-cwd", title: text(m.cwd) }, text(m.cwd)));
+  if (ctx.interactive?.has(t.id)) {
+    out.push(h("span", { class: "acp-tag acp-term-live", title: "Click the terminal and type: keystrokes go to the command" }, "interactive"));
+  }
   out.push(h("span", { class: "acp-spacer" }));
   if (t.start > 0 || (Number.isFinite(m.base) && m.base > 0)) {
     out.push(h("span", { class: "acp-muted", title: "older output was dropped" }, `… last ${fmtBytes(t.end - t.start)}`));

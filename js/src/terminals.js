@@ -110,6 +110,11 @@ export class TerminalStore {
     return this.get(id).chunks;
   }
 
+  /** The views showing terminal `id`. */
+  views(id) {
+    return this.terms.get(id)?.views ?? [];
+  }
+
   attach(id, view) {
     this.get(id).views.add(view);
   }

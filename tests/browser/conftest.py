@@ -9,6 +9,8 @@
 - ``lab_pages``: a factory of pages that record requests, console messages, page errors and
   dialogs. When a test fails, the console, the page errors, the notebook outputs and the server
   log tail are appended to the report and a screenshot goes to ``test-artifacts/``.
+- ``wait_value(page, js, want, what)``: the bounded wait on an element's state that tests use
+  before asserting on it (polled in the page; on timeout it fails showing the last value).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -29,6 +30,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from ..support import until
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -182,15 +185,20 @@ class LabServer:
         raise RuntimeError(f"jupyter lab did not start:\n{self.log_tail()}")
 
     def _wait_ready(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Wait until the server answers ``/api/status`` (True) or its process exits (False)."""
+
+        def answered_or_exited() -> str | None:
             if self.proc.poll() is not None:
-                return False
+                return "exited"
             with contextlib.suppress(OSError, urllib.error.URLError):
                 if self.api("GET", "/api/status") is not None:
-                    return True
-            time.sleep(0.2)
-        return False
+                    return "ready"
+            return None
+
+        try:
+            return until(answered_or_exited, timeout, interval=0.2) == "ready"
+        except AssertionError:
+            return False
 
     def api(self, method: str, path: str, body: object = None, timeout: float = 10) -> object:
         """A REST call with the token; the decoded JSON answer (None for an empty body)."""
@@ -258,16 +266,19 @@ class LabServer:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self._stop_process()
+        # kernels and agents exit on their own once their parent is gone; give them 5 s in all
+        with contextlib.suppress(AssertionError):
+            until(lambda: not self.still_alive(), 5, interval=0.1)
         leftovers = []
-        deadline = time.monotonic() + 5
-        for pid, cmd in self.seen.items():
-            while time.monotonic() < deadline and cmdline_of(pid) == cmd:
-                time.sleep(0.1)  # kernels and agents exit on their own once their parent is gone
-            if cmdline_of(pid) == cmd:  # same command line: not a recycled pid
-                leftovers.append(f"{pid}: {cmd}")
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        for pid, cmd in self.still_alive().items():
+            leftovers.append(f"{pid}: {cmd}")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         return leftovers
+
+    def still_alive(self) -> dict[int, str]:
+        """The processes ever seen that still run their command line (same command: not a recycled pid)."""
+        return {pid: cmd for pid, cmd in self.seen.items() if self.alive(pid, cmd)}
 
 
 @pytest.fixture(scope="module")
@@ -295,6 +306,29 @@ def unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} — CI must install it (see .ci/run)", pytrace=False)
     pytest.skip(reason, allow_module_level=True)
+
+
+# -- waiting on the page ---------------------------------------------------------------------------
+_WAIT_VALUE_JS = """async ({arg, want}) => {
+  const eq = (x, y) => x === y || (x !== null && y !== null && typeof x === 'object' && typeof y === 'object'
+    && Array.isArray(x) === Array.isArray(y) && Object.keys(x).length === Object.keys(y).length
+    && Object.keys(x).every((k) => eq(x[k], y[k])));
+  return eq(await (__FN__)(arg), want);
+}"""
+
+
+def wait_value(page, js: str, want: object, what: str, arg: object = None, timeout: float = 30_000) -> None:
+    """Wait until the JS function ``js(arg)`` (may be async) returns ``want`` (deep equality); else fail."""
+    probe = _WAIT_VALUE_JS.replace("__FN__", js)
+    try:
+        page.wait_for_function(probe, arg={"arg": arg, "want": want}, timeout=timeout, polling=100)
+    except Exception as exc:  # playwright's TimeoutError (or the page went away): show the last value
+        try:
+            got = page.evaluate(js, arg)
+        except Exception as again:
+            got = f"(cannot read: {again!r})"
+        why = f"timed out ({timeout / 1000:g}s)" if "Timeout" in type(exc).__name__ else repr(exc)
+        pytest.fail(f"{why} waiting for {what}\n got: {got!r}\nwant: {want!r}")
 
 
 # -- the browser ------------------------------------------------------------------------------------

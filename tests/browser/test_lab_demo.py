@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import unavailable
+from ..support import until
+from .conftest import unavailable, wait_value
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -181,6 +182,11 @@ def expected_terminal_lines() -> list[str]:
     return lines
 
 
+TERMINAL_LINES_JS = (
+    "async (s) => (await globalThis.__acpNotebook).debug.terminalLines(document.querySelector(s))"
+)
+
+
 def terminal_lines(page) -> list[str] | None:
     host = page.locator(f"{card('call_test')} .acp-terminal")
     return host.evaluate("async (el) => (await globalThis.__acpNotebook).debug.terminalLines(el)")
@@ -195,8 +201,9 @@ def cell_fg(page, row: int, col: int) -> dict | None:
 
 def check_terminal(page, where: str) -> None:
     want = expected_terminal_lines()
+    selector = f"{card('call_test')} .acp-terminal"
+    wait_value(page, TERMINAL_LINES_JS, want, f"{where}: the terminal's buffer", arg=selector)
     lines = terminal_lines(page)
-    assert lines == want, f"{where}: terminal buffer differs\n got: {lines!r}\nwant: {want!r}"
     assert any(line.endswith("PASSED ✓") for line in lines), f"{where}: the split ✓ is not whole"
     assert not any("\ufffd" in line for line in lines), f"{where}: a replacement character in {lines!r}"
 
@@ -284,6 +291,9 @@ def check_view(page, where: str) -> None:
     check_diff(page, where)
 
 
+PANEL_HEIGHT_JS = "() => window.jupyterapp.shell.currentWidget.node.getBoundingClientRect().height"
+
+
 def screenshot(page, selector: str, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name
@@ -291,8 +301,11 @@ def screenshot(page, selector: str, name: str) -> Path:
     size = page.viewport_size
     height = loc.evaluate("(e) => Math.ceil(e.getBoundingClientRect().height)")
     if height + 300 > size["height"]:  # JupyterLab scrolls inside the notebook: make room for it all
+        panel = page.evaluate(PANEL_HEIGHT_JS)
         page.set_viewport_size({"width": size["width"], "height": min(height + 400, 8000)})
-        page.wait_for_timeout(300)
+        # Lumino lays the panels out again after the resize event: wait until the notebook has grown
+        grew = f"(h) => ({PANEL_HEIGHT_JS})() > h"
+        wait_js(page, grew, "the notebook panel to grow with the viewport", arg=panel)
     try:
         loc.scroll_into_view_if_needed()
         loc.screenshot(path=str(path), animations="disabled", timeout=15_000)
@@ -409,17 +422,22 @@ def test_demo_in_jupyterlab(lab_log, lab_pages):
     server.track()
     outputs = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea')].map((o) => o.innerText)")
     assert not any("Traceback" in text for text in outputs), f"a cell failed: {outputs}"
-    probe = kernel_probe(page)
-    assert probe.get("task") == "'end_turn'", f"the prompt task: {probe}"
-    perms = page.evaluate(
+    until(
+        lambda: kernel_probe(page).get("task") == "'end_turn'",
+        10,
+        interval=0.2,
+        message=lambda: f"the prompt task to return 'end_turn': {kernel_probe(page)}",
+    )
+    perms = (
         "() => [...document.querySelectorAll('.acp-permission')].map((p) => "
         "[p.dataset.state, p.closest('.acp-card')?.dataset.key ?? null, "
-        "p.querySelector('.acp-perm-outcome')?.textContent ?? null])"
+        "p.querySelector('.acp-perm-outcome')?.textContent ?? null]).sort()"
     )
-    assert sorted(perms) == [
+    answered = [
         ["answered", "tool_call:call_edit", "Selected: Allow once"],
         ["answered", "tool_call:call_test", "Selected: Allow once"],
-    ], f"permissions: {perms}"
+    ]
+    wait_value(page, perms, answered, "both permissions answered inside their cards")
 
     # 4-6. terminal (buffer + colours), diff, hostile title
     check_view(page, "live")
@@ -431,12 +449,12 @@ def test_demo_in_jupyterlab(lab_log, lab_pages):
     ]
 
     # 7. save (once the lazily refreshed snapshot holds the ended turn), check the file, reload live
-    deadline = time.monotonic() + 10
-    save(page)
-    while not saved_is_final(nb_path) and time.monotonic() < deadline:
-        page.wait_for_timeout(500)
+    def saved_final() -> bool:
         page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty = true")
         save(page)
+        return saved_is_final(nb_path)
+
+    until(saved_final, 10, interval=0.5, message=f"{nb_path.name} saved with the ended turn")
     check_saved_state(nb_path)
 
     seq_before = kernel_probe(page)["seq"]
@@ -450,10 +468,12 @@ def test_demo_in_jupyterlab(lab_log, lab_pages):
     wait_for(page, card("call_think"), "the cards after reload")
     wait_final(page)
     check_view(page, "after reload")
-    deadline = time.monotonic() + 10
-    while (seq_after := kernel_probe(page)["seq"]) <= seq_before and time.monotonic() < deadline:
-        page.wait_for_timeout(200)
-    assert seq_after > seq_before, "the reloaded view's resync never reached the kernel (no full patch sent)"
+    until(
+        lambda: kernel_probe(page).get("seq", seq_before) > seq_before,
+        10,
+        interval=0.2,
+        message="the reloaded view's resync to reach the kernel (a full patch sent)",
+    )
     shots.append(screenshot(page, ".acp-session", "lab-tree-reloaded.png"))
 
     # 8. the kernel is shut down (its agent must exit too); the saved widget state alone shows it all
@@ -462,11 +482,14 @@ def test_demo_in_jupyterlab(lab_log, lab_pages):
     page.context.close()
     rec.probes.clear()
     assert server.shutdown_kernel_of(NOTEBOOK), f"no session for {NOTEBOOK}: {server.sessions()}"
-    deadline = time.monotonic() + 10
-    while any(server.alive(pid, cmd) for pid, cmd in agents.items()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    alive = [pid for pid, cmd in agents.items() if server.alive(pid, cmd)]
-    assert not alive, f"demo agents {alive} outlived their kernel"
+    until(
+        lambda: not any(server.alive(pid, cmd) for pid, cmd in agents.items()),
+        10,
+        interval=0.1,
+        message=lambda: (
+            f"demo agents {[p for p, c in agents.items() if server.alive(p, c)]} to exit with their kernel"
+        ),
+    )
 
     fresh = lab_pages("saved")
     open_notebook(fresh, server)

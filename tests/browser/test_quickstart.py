@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import unavailable
+from .conftest import unavailable, wait_value
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -67,6 +67,18 @@ def wait_text(page, index: int, text: str, what: str, timeout: float = TIMEOUT) 
         pytest.fail(f"timed out waiting for {what}; cell {index} shows: {output_text(page, index)!r}")
 
 
+CARDS_JS = """(c) => ['tool_call:call_edit', 'tool_call:call_test']
+  .map((key) => [key, c.querySelector(`.acp-card[data-key="${key}"]`)?.dataset.status ?? null])"""
+PERMISSIONS_JS = """(c) => [...c.querySelectorAll('.acp-permission')].map((p) => [p.dataset.state,
+  p.closest('.acp-card')?.dataset.key ?? null, p.querySelector('.acp-perm-outcome')?.textContent ?? null])"""
+
+
+def wait_cell(page, index: int, fn: str, want: object, what: str) -> None:
+    """Wait until the JS ``fn(cell element)`` returns ``want`` for cell ``index``; fail showing its value."""
+    js = f"(i) => ((c) => c ? ({fn})(c) : null)(document.querySelectorAll('.jp-Notebook .jp-Cell')[i])"
+    wait_value(page, js, want, what, arg=index, timeout=TIMEOUT)
+
+
 def click_open_permission(page, index: int, kind: str) -> str:
     """Click the ``kind`` button of the first open permission request in cell ``index``; its title.
 
@@ -103,17 +115,16 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
         titles.append(click_open_permission(page, wait, "allow_always"))
     assert titles == ["Apply edits to 4 files?", "Run the test suite?"]
 
+    # The cell's text comes with the cell's end; the view's last (coalesced) patch may come later:
+    # wait on the cards and the permission blocks themselves.
     wait_text(page, wait, "turn ended (end_turn)", "the turn to finish after the clicks")
-    answered = cell(page, wait).locator(".acp-permission .acp-perm-outcome").all_text_contents()
-    assert answered == ["Selected: Always allow", "Selected: Always allow"]
-    statuses = cell(page, wait).evaluate(
-        "(c) => Object.fromEntries([...c.querySelectorAll('.acp-card')]"
-        ".map((e) => [e.dataset.key, e.dataset.status]))"
-    )
-    assert statuses["tool_call:call_edit"] == "completed" and statuses["tool_call:call_test"] == "completed"
+    cards = [["tool_call:call_edit", "completed"], ["tool_call:call_test", "completed"]]
+    wait_cell(page, wait, CARDS_JS, cards, "the edit and test cards to complete")
+    answered = [["answered", key, "Selected: Always allow"] for key, _ in cards]
+    wait_cell(page, wait, PERMISSIONS_JS, answered, "both permissions answered, each inside its card")
 
     wait_text(page, stop, "exit code 0", "the rest of the notebook (background turn, status, wait, stop)")
-    assert "idle (end_turn)" in output_text(page, cell_index("%acp wait"))
+    wait_text(page, cell_index("%acp wait"), "idle (end_turn)", "`%acp wait` to report the idle session")
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     recorder = lab_pages.recorder
     assert recorder.errors == [], recorder.errors

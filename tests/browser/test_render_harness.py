@@ -86,6 +86,23 @@ def browser():
         b.close()
 
 
+# Every terminal in `sel` that is shown near the viewport (where the observers create xterms) is
+# live and has parsed what it was given, and a frame has been drawn since.
+SETTLED_JS = """async (sel) => {
+  const api = (await harness.debug()).debug;
+  const near = (t) => {
+    const r = t.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > -350 && r.top < innerHeight + 350;
+  };
+  const hosts = [...document.querySelectorAll(sel)].flatMap((e) => [...e.querySelectorAll('.acp-terminal')]);
+  const shown = hosts.filter(near);
+  if (!shown.every((t) => api.isInstantiated(t))) return false;
+  for (const t of shown) await api.terminalLines(t);
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return true;
+}"""
+
+
 class Page:
     """A harness page plus what it did: requests, dialogs, errors."""
 
@@ -137,20 +154,27 @@ class Page:
     def card(self, tc: str) -> str:
         return f'.acp-card[data-key="tool_call:{tc}"]'
 
+    def settle(self, selector: str = "body") -> None:
+        """Wait until the terminals shown in ``selector`` have their xterm drawn (see SETTLED_JS)."""
+        self.page.wait_for_function(SETTLED_JS, arg=selector, timeout=10_000)
+
     def shot(self, name: str, selector: str | None = None, full: bool = False) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
         if selector:
+            self.page.locator(selector).first.scroll_into_view_if_needed()
+            self.settle(selector)
             self.page.locator(selector).first.screenshot(path=str(path))
         elif full:
-            # make the whole page the viewport so content-visibility:auto paints every card
+            # make the whole page the viewport so every card (and terminal) is drawn
             size = self.page.viewport_size
             height = self.js("() => document.documentElement.scrollHeight")
             self.page.set_viewport_size({"width": size["width"], "height": height})
-            self.page.wait_for_timeout(150)
+            self.settle()
             self.page.screenshot(path=str(path))
             self.page.set_viewport_size(size)
         else:
+            self.settle()
             self.page.screenshot(path=str(path))
 
     def check_clean(self) -> None:
@@ -253,7 +277,8 @@ def test_locations_link_in_jupyterlab(page):
 
 def test_agent_text_cannot_inject(page):
     page.load()
-    page.page.wait_for_timeout(200)
+    # every image has loaded or failed, so an injected onerror would have fired by now
+    page.page.wait_for_function("() => [...document.images].every((i) => i.complete)")
     assert page.text(f"{page.card('tc-xss')} .acp-card-title") == "<img src=x onerror=alert(1)>"
     bad = page.js("() => harness.injectionReport()")
     assert bad == {"img": 0, "script": 0, "handlers": 0, "js": 0}
@@ -426,8 +451,6 @@ def test_terminal_bytes_colours_split_utf8_and_reset(page):
     page.page.wait_for_function(
         "(s) => document.querySelector(s).offsetHeight < 80", arg=f"{t4} .acp-term-screen"
     )
-    page.page.locator(page.card("tc-run")).scroll_into_view_if_needed()
-    page.page.wait_for_timeout(150)
     page.shot("terminal", page.card("tc-run"))
     page.shot("terminal-progress", page.card("tc-progress"))
 
@@ -634,6 +657,63 @@ def test_permission_buttons_lock_and_show_outcome(page):
     assert "for tool call" not in page.text('[data-key="permission:perm-3"]')
 
 
+WHERE_JS = """(key) => ({
+  drawn: [...document.querySelectorAll(`.acp-permission[data-key="${key}"]`)].map((p) =>
+    p.closest('.acp-card')?.dataset.key ?? (p.parentElement.matches('.acp-chunk') ? 'own place' : '?')),
+  placeholders: document.querySelectorAll(`[data-placeholder="${key}"]`).length,
+})"""
+
+
+def test_permission_follows_its_card(page):
+    page.load()
+    snap = FIXTURE["snapshot"]
+    perm = '[data-key="permission:perm-1"]'
+
+    def where() -> dict:
+        return page.js(WHERE_JS, "permission:perm-1")
+
+    def in_card(key: str) -> dict:
+        return {"drawn": [key], "placeholders": 1}
+
+    def full(keys: list[str]) -> None:
+        entries = {k: page.entry(k) for k in keys}
+        page.patch(
+            {"type": "patch", "full": True, "header": snap["header"], "order": keys, "entries": entries}
+        )
+
+    def upsert(key: str, **fields) -> None:
+        page.patch(
+            {"type": "patch", "full": False, "order": [key], "entries": {key: page.entry(key, **fields)}}
+        )
+
+    assert where() == in_card("tool_call:tc-perm")
+    # its card leaves the view: the request goes back to its own place, naming the tool call
+    full([k for k in snap["order"] if k != "tool_call:tc-perm"])
+    assert where() == {"drawn": ["own place"], "placeholders": 0}
+    assert "for tool call tc-perm" in page.text(perm)
+    # the card comes back: inside it again, once
+    upsert("tool_call:tc-perm")
+    assert where() == in_card("tool_call:tc-perm")
+    # it now belongs to another tool call: it moves, and a redraw of the old card leaves it there
+    upsert("permission:perm-1", tool_call_id="tc-read")
+    assert where() == in_card("tool_call:tc-read")
+    upsert("tool_call:tc-perm", title="Redrawn")
+    assert where() == in_card("tool_call:tc-read")
+    # answered, then its card redrawn: still in the card, still showing the answer
+    upsert(
+        "permission:perm-1", tool_call_id="tc-read", outcome={"outcome": "selected", "optionId": "allow-once"}
+    )
+    upsert("tool_call:tc-read", title="Read again")
+    assert where() == in_card("tool_call:tc-read")
+    assert page.text(f"{perm} .acp-perm-outcome") == "Selected: Allow once"
+    assert page.js("(s) => document.querySelector(s).dataset.state", perm) == "answered"
+    # gone from the view: drawn nowhere, and a redraw of its card does not bring it back
+    full([k for k in snap["order"] if k != "permission:perm-1"])
+    assert where() == {"drawn": [], "placeholders": 0}
+    upsert("tool_call:tc-read", title="Read once more")
+    assert where() == {"drawn": [], "placeholders": 0}
+
+
 # --- patches: keyed and incremental ------------------------------------------------------------
 
 
@@ -753,7 +833,7 @@ def test_fallback_loading_and_queued_messages(page):
 def test_two_thousand_cards_and_hundred_terminals(page, capsys):
     data = page.js("() => harness.bigFixture(2000, 100)")
     info = page.load(data=data)
-    page.page.wait_for_timeout(300)
+    page.page.wait_for_function("(s) => harness.isLive(s)", arg='[data-terminal-id="term-0"]')
     assert page.count(".acp-card") == 2000
     assert page.count(".acp-terminal") == 100
     live = "() => harness.liveTerminals()"
@@ -790,10 +870,207 @@ def test_screenshots_other_themes(browser, server):
         p = Page(browser, server, theme=theme)
         try:
             p.load()
-            p.page.wait_for_timeout(200)
             p.shot(f"tree-{theme}", full=True)
-            p.page.locator(p.card("tc-edit")).scroll_into_view_if_needed()
             p.shot(f"diff-{theme}", p.card("tc-edit"))
             p.check_clean()
         finally:
             p.ctx.close()
+
+
+# --- the agent's plain stdout in the header ----------------------------------------------------
+
+LOGIN = json.loads((HARNESS / "fixtures" / "login.json").read_text())
+LOGIN_URL = LOGIN["snapshot"]["header"]["stdout"][4]
+OUT_LINES_JS = """() => [...document.querySelectorAll('.acp-stdout .acp-out-line')].map((l) => ({
+  text: l.textContent, partial: l.classList.contains('acp-out-partial'),
+  links: [...l.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.textContent, a.target, a.rel]),
+}))"""
+
+
+def test_agent_output_is_text_with_http_links(page):
+    page.load("login")
+    section = ".acp-header-section.acp-has-prompt"
+    assert page.js("(s) => document.querySelector(s).open", section)  # a prompt is waiting: opened
+    assert page.text(f"{section} summary") == "Agent output · waiting for input10"
+    lines = page.js(OUT_LINES_JS)
+    assert [line["text"] for line in lines] == [
+        "Code Assist login required.",  # ANSI escapes dropped
+        "Attempting to open authentication page in your browser.",
+        "Otherwise navigate to:",
+        "",
+        LOGIN_URL,
+        "",
+        '<img src=x onerror=alert(1)> and javascript:alert(2) and <a href="javascript:alert(3)">click</a>',
+        "Docs (see https://example.com/help?topic=login). Status: http://localhost:8765/cb, ftp://example.com/file",
+        "progress 100%",  # a carriage-return rewrite shows what a terminal would
+        "Enter the authorization code: ",
+    ]
+    assert [line["partial"] for line in lines] == [False] * 9 + [True]
+    assert len(LOGIN_URL) == 566
+    assert lines[4]["links"] == [[LOGIN_URL, LOGIN_URL, "_blank", "noopener noreferrer"]]  # whole
+    assert lines[6]["links"] == []
+    assert [link[0] for link in lines[7]["links"]] == [
+        "https://example.com/help?topic=login",  # without the ")." after it
+        "http://localhost:8765/cb",
+    ]
+    bad = page.js("() => harness.injectionReport('.acp-header')")  # (xterm puts <style>s in its screens)
+    assert bad == {"img": 0, "script": 0, "handlers": 0, "js": 0}
+    # the long URL wraps inside the header instead of widening it
+    box = page.js(
+        "() => { const a = document.querySelector('.acp-stdout a'), p = a.closest('.acp-stdout');"
+        " return {rects: a.getClientRects().length, scroll: p.scrollWidth, client: p.clientWidth}; }"
+    )
+    assert box["rects"] > 1 and box["scroll"] <= box["client"], box
+    page.shot("agent-output", ".acp-header")
+
+    # closed by the user: stays closed through header updates with the same prompt; a new prompt opens it
+    toggled = "(s) => { window.toggled = new Promise((r) => document.querySelector(s).ontoggle = r); }"
+    page.js(toggled, section)  # <details> fires `toggle` a task later: wait for the view to have seen it
+    page.page.locator(f"{section} summary").click()
+    page.js("() => window.toggled")
+    hdr = LOGIN["snapshot"]["header"]
+    page.patch({"type": "patch", "full": False, "header": {**hdr, "stdout": [*hdr["stdout"], "more"]}})
+    assert not page.js("(s) => document.querySelector(s).open", section)
+    page.patch({"type": "patch", "full": False, "header": {**hdr, "stdout_partial": "Paste the code: "}})
+    assert page.js("(s) => document.querySelector(s).open", section)
+    page.patch({"type": "patch", "full": False, "header": {**hdr, "stdout_partial": None}})
+    assert page.count(".acp-has-prompt") == 0 and page.count(".acp-out-partial") == 0
+    assert page.page.wait_for_function("() => [...document.images].every((i) => i.complete)")
+    assert page.dialogs == []
+
+
+# --- interactive terminals ---------------------------------------------------------------------
+
+LOGIN_TERM = '[data-terminal-id="login-1"]'
+RO_TERM = '[data-terminal-id="ro-1"]'
+TERM_STATE_JS = "async (s) => (await harness.debug()).debug.termState(document.querySelector(s))"
+
+
+def test_interactive_terminal_sends_keys_and_its_size(page):
+    page.load("login")
+    page.settle()
+    # drawn from the snapshot alone (a saved notebook, maybe no kernel): read-only
+    assert page.js(TERM_STATE_JS, LOGIN_TERM)["stdin"] is False and page.count(".acp-term-live") == 0
+    hdr = LOGIN["snapshot"]["header"]
+    page.patch({"type": "patch", "full": False, "header": hdr})  # live: the kernel's answer to resync
+    page.settle()
+    live, ro = page.js(TERM_STATE_JS, LOGIN_TERM), page.js(TERM_STATE_JS, RO_TERM)
+    assert (live["stdin"], live["cursorBlink"], ro["stdin"], ro["cursorBlink"]) == (True, True, False, False)
+    assert (
+        page.text(f"{LOGIN_TERM} .acp-term-live") == "interactive"
+        and page.count(f"{RO_TERM} .acp-term-live") == 0
+    )
+    assert page.lines(LOGIN_TERM)[:3] == ["Select login method:", "> 1. Claude account", "  2. API key"]
+    # when first shown it reports its size: fitted to the card's width (not the agent's 80), 24 rows
+    page.page.wait_for_function("() => harness.resizes('login-1').length === 1")
+    ((cols, rows),) = page.js("() => harness.resizes('login-1')")
+    assert rows == 24 and cols > 100 and (live["cols"], live["rows"]) == (cols, rows)
+    assert page.js("() => harness.resizes('ro-1')") == []
+
+    page.page.locator(f"{LOGIN_TERM} .acp-term-screen").click()
+    page.page.keyboard.type("2")
+    page.page.keyboard.press("Enter")
+    page.page.keyboard.press("ArrowUp")
+    assert page.js("() => harness.typed('login-1')")["data"] == "2\r\x1b[A"
+    page.page.locator(f"{RO_TERM} .acp-term-screen").click()
+    page.page.keyboard.type("nope")
+    assert page.js("() => harness.typed('ro-1')")["messages"] == 0
+
+    # a big paste goes in pieces (each well under the kernel's 64 KiB cap), pairs never split
+    paste = "a" + "😀" * 20_000
+    page.js(
+        "async ([s, d]) => (await harness.debug()).debug.input(document.querySelector(s), d)",
+        [LOGIN_TERM, paste],
+    )
+    typed = page.js("() => harness.typed('login-1')")
+    assert typed["data"] == "2\r\x1b[A" + paste and max(typed["pieces"]) <= 16384 and typed["messages"] >= 6
+    assert page.js(
+        "() => harness.sent.filter((m) => m.type === 'terminal_input').every((m) => m.data.isWellFormed())"
+    )
+
+    # resized: the card narrower, the screen dragged taller → one debounced report of the new size
+    page.page.set_viewport_size({"width": 700, "height": 900})
+    page.js("(s) => { document.querySelector(s).style.height = '520px'; }", f"{LOGIN_TERM} .acp-term-screen")
+    page.page.wait_for_function("() => harness.resizes('login-1').length === 2")
+    new_cols, new_rows = page.js("() => harness.resizes('login-1')")[1]
+    assert new_cols < cols and new_rows > 24
+    assert page.js(TERM_STATE_JS, LOGIN_TERM)["cols"] == new_cols
+    page.shot("terminal-interactive", page.card("tc-login"))
+
+    # no longer interactive (the command exited): read-only again, same screen content
+    page.patch({"type": "patch", "full": False, "header": {**hdr, "interactive_terminals": []}})
+    page.settle()
+    assert page.js(TERM_STATE_JS, LOGIN_TERM)["stdin"] is False
+    assert page.count(f"{LOGIN_TERM} .acp-term-live") == 0
+    assert page.lines(LOGIN_TERM)[:2] == ["Select login method:", "> 1. Claude account"]
+    before = page.js("() => harness.typed('login-1')")["messages"]
+    page.page.locator(f"{LOGIN_TERM} .acp-term-screen").click()
+    page.page.keyboard.type("x")
+    assert page.js("() => harness.typed('login-1')")["messages"] == before
+
+
+# --- the secret form ---------------------------------------------------------------------------
+
+SECRET = "sk-live-9f8e7d6c5b4a"
+FORM_TRAITS = {
+    "title": "Log in to Codex",
+    "fields": [
+        {"name": "OPENAI_API_KEY", "label": "OpenAI API key", "optional": False},
+        {"name": "OPENAI_ORG_ID", "label": "Organisation id", "optional": True},
+    ],
+    "phase": "open",
+    "status": "",
+}
+FORM_DOM_JS = """(secret) => {
+  const inputs = [...document.querySelectorAll('.acp-sf-input')];
+  const controls = [...document.querySelectorAll('.acp-secret-form input, .acp-secret-form button')];
+  const anywhere = [document.documentElement.outerHTML, document.body.innerText,
+    JSON.stringify(harness.model.traits), ...inputs.map((i) => i.value)];
+  return {
+    values: inputs.map((i) => i.value),
+    types: inputs.map((i) => [i.type, i.getAttribute('autocomplete')]),
+    disabled: controls.map((e) => e.disabled),
+    status: document.querySelector('.acp-sf-status').textContent,
+    leaked: anywhere.some((s) => s.includes(secret)),
+  };
+}"""
+
+
+def test_secret_form_sends_values_once_and_forgets_them(page):
+    page.js("(t) => harness.loadWidget('secret_form', t)", FORM_TRAITS)
+    form = page.js(FORM_DOM_JS, SECRET)
+    assert form["types"] == [["password", "off"], ["password", "off"]] and not any(form["disabled"])
+    assert "OpenAI API key OPENAI_API_KEY" in page.text(".acp-sf-fields")
+    key = page.page.locator('.acp-sf-input[data-field="OPENAI_API_KEY"]')
+    # the required field empty: nothing is sent
+    page.page.locator(".acp-sf-submit").click()
+    assert page.sent() == [] and page.js(FORM_DOM_JS, SECRET)["status"] == "Required: OPENAI_API_KEY"
+    key.click()
+    page.page.keyboard.type(SECRET)
+    assert page.js(FORM_DOM_JS, SECRET)["leaked"]  # (the check sees a typed value)
+    page.page.keyboard.press("Enter")
+    assert page.sent() == [{"type": "submit", "values": {"OPENAI_API_KEY": SECRET}}]
+    form = page.js(FORM_DOM_JS, SECRET)
+    assert form["values"] == ["", ""] and not form["leaked"] and all(form["disabled"])
+    assert form["status"] == "submitted"
+    page.page.locator(".acp-sf-submit").click(force=True)
+    assert len(page.sent()) == 1
+    # the kernel's word: phase and status traits
+    page.js("() => { harness.model.set('phase', 'submitted'); harness.model.set('status', 'Logged in'); }")
+    assert page.js(FORM_DOM_JS, SECRET)["status"] == "Logged in"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.page.locator(".acp-secret-form").screenshot(path=str(ARTIFACTS / "secret-form.png"))
+
+
+def test_secret_form_rejected_then_cancelled(page):
+    page.js("(t) => harness.loadWidget('secret_form', t)", FORM_TRAITS)
+    page.page.locator('.acp-sf-input[data-field="OPENAI_API_KEY"]').fill(SECRET)
+    page.page.locator(".acp-sf-submit").click()
+    page.js(
+        "() => harness.model.emit('msg:custom', {type: 'rejected', reason: 'OPENAI_API_KEY is required'})"
+    )
+    form = page.js(FORM_DOM_JS, SECRET)
+    assert form["status"] == "Not accepted: OPENAI_API_KEY is required" and not any(form["disabled"])
+    assert form["values"] == ["", ""]
+    page.page.locator(".acp-sf-cancel").click()
+    assert page.sent()[-1] == {"type": "cancel"} and all(page.js(FORM_DOM_JS, SECRET)["disabled"])

@@ -28,6 +28,8 @@ from jsonschema import Draft202012Validator
 
 from acp_notebook import AcpError, RpcError, __version__, start_agent
 
+from ..support import until_async
+
 HERE = Path(__file__).resolve().parent
 SDK = HERE / "node_modules" / "@agentclientprotocol" / "sdk"
 SDK_VERSION = "2.4.0"
@@ -182,13 +184,15 @@ def initialize_params(report: dict) -> dict:
 
 async def answer_by_hand(session, task: asyncio.Task, tool_call_id: str, option: str):
     """Answer the request about ``tool_call_id`` through ``pending_permissions``, as a user would."""
-    while not task.done():
-        for request in session.pending_permissions:
-            if request.tool_call_id == tool_call_id:
-                request.select(option)
-                return request
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"no permission request about {tool_call_id} before the turn ended")
+
+    def asked():
+        if task.done():
+            raise AssertionError(f"no permission request about {tool_call_id} before the turn ended")
+        return next((r for r in session.pending_permissions if r.tool_call_id == tool_call_id), None)
+
+    request = await until_async(asked, TIMEOUT, interval=0.005, message=f"a request about {tool_call_id}")
+    request.select(option)
+    return request
 
 
 def answer_once(session, option: str):
@@ -199,14 +203,6 @@ def answer_once(session, option: str):
         return option
 
     return handler
-
-
-async def wait_for(predicate, what: str) -> None:
-    for _ in range(int(TIMEOUT / 0.005)):
-        if predicate():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def diagnosed(state) -> list[tuple[str, str]]:
@@ -289,7 +285,7 @@ async def test_v2_tour_state_and_what_the_sdk_received(sdk_agent, project, answe
     state.subscribe(watch)
     session.permission_handler = answer_once(session, answer)  # the tool_call subject
     turn = asyncio.ensure_future(session.prompt("tour"))
-    by_hand = await asyncio.wait_for(answer_by_hand(session, turn, "tc_run", answer), TIMEOUT)
+    by_hand = await answer_by_hand(session, turn, "tc_run", answer)
     assert await asyncio.wait_for(turn, TIMEOUT) == "end_turn"
     allowed = answer == "allow-once"
     assert (state.run_state, state.stop_reason, state.stop_error) == ("idle", "end_turn", None)
@@ -446,6 +442,8 @@ async def test_v2_tour_state_and_what_the_sdk_received(sdk_agent, project, answe
     assert params["clientCapabilities"] == {
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
+        "auth": {"terminal": True},
+        "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
     assert init["parsed"] == {k: params[k] for k in ("protocolVersion", "info", "capabilities")}
@@ -472,8 +470,13 @@ async def test_v2_cancel_mid_turn(sdk_agent, project):
     session = await run.agent.new_session(project)
     turn = asyncio.ensure_future(session.prompt("cancel"))
     state = session.state
-    await wait_for(lambda: session.pending_permissions, "the permission request")
-    await wait_for(lambda: state.terminals["term_slow"].output.count(b"tick") >= 3, "terminal output")
+    await until_async(lambda: session.pending_permissions, TIMEOUT, message="the permission request")
+    await until_async(
+        lambda: state.terminals["term_slow"].output.count(b"tick") >= 3,
+        TIMEOUT,
+        interval=0.005,
+        message="three ticks of terminal output",
+    )
     (request,) = session.pending_permissions
     assert request.subject == {
         "type": "command",
@@ -517,8 +520,10 @@ async def test_v2_cancel_one_tool_call_and_one_terminal(sdk_agent, project):
     session = await run.agent.new_session(project)
     turn = asyncio.ensure_future(session.prompt("items"))
     state = session.state
-    await wait_for(
-        lambda: b"started" in getattr(state.terminals.get("term_job"), "output", b""), "the terminal"
+    await until_async(
+        lambda: b"started" in getattr(state.terminals.get("term_job"), "output", b""),
+        TIMEOUT,
+        message="the terminal",
     )
     assert state.tool_calls["tc_job"].cancellable
     assert await session.cancel_terminal("term_job") == {}
@@ -567,7 +572,7 @@ async def test_v2_close_mid_turn_ends_the_turn(sdk_agent, project):
     run = await sdk_agent(2)
     session = await run.agent.new_session(project)
     turn = asyncio.ensure_future(session.prompt("cancel"))
-    await wait_for(lambda: session.pending_permissions, "the permission request")
+    await until_async(lambda: session.pending_permissions, TIMEOUT, message="the permission request")
     await session.close()
     assert session.pending_permissions == []  # withdrawn by the agent with `$/cancel_request`
     try:
@@ -669,7 +674,7 @@ async def test_v1_tour_files_terminals_and_state(sdk_agent, project, answer):
 
     session.permission_handler = answer_once(session, answer)  # the edit
     turn = asyncio.ensure_future(session.prompt("tour"))
-    by_hand = await asyncio.wait_for(answer_by_hand(session, turn, "tc_term", answer), TIMEOUT)
+    by_hand = await answer_by_hand(session, turn, "tc_term", answer)
     assert await asyncio.wait_for(turn, TIMEOUT) == "end_turn"
     allowed = answer == "allow"
     state = session.state
@@ -778,6 +783,8 @@ async def test_v1_tour_files_terminals_and_state(sdk_agent, project, answer):
     assert params["clientCapabilities"] == {
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
+        "auth": {"terminal": True},
+        "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
     parsed = init["parsed"]
@@ -830,7 +837,7 @@ async def test_v1_cancel_mid_turn(sdk_agent, project):
     run = await sdk_agent(1)
     session = await run.agent.new_session(project)
     turn = asyncio.ensure_future(session.prompt("cancel"))
-    await wait_for(lambda: session.pending_permissions, "the permission request")
+    await until_async(lambda: session.pending_permissions, TIMEOUT, message="the permission request")
     (request,) = session.pending_permissions
     assert request.tool_call_id == "tc_wait"
     term = session.state.terminals["term_1"]
@@ -902,7 +909,7 @@ async def test_v1_terminals_left_running_die_with_the_agent(sdk_agent, project):
     pid = int(term.plain_text.split("pid=")[1].split()[0])
     os.kill(pid, 0)  # still running: the agent never released it
     await run.finish()
-    await wait_for(lambda: not alive(pid), f"process {pid} to end")
+    await until_async(lambda: not alive(pid), TIMEOUT, message=f"process {pid} to end")
     assert term.exit_status == {"exitCode": None, "signal": "SIGTERM"}  # kept in state after release
 
 
@@ -925,7 +932,12 @@ async def test_v1_forced_without_client_capabilities(sdk_agent, project):
     assert params == {
         "protocolVersion": 1,
         "clientInfo": CLIENT_INFO,
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientCapabilities": {
+            "fs": {"readTextFile": False, "writeTextFile": False},
+            "terminal": False,
+            "auth": {"terminal": True},
+            "_meta": {"terminal_output": True, "terminal-auth": True},
+        },
     }
     done = calls(report)
     assert done["probe_read"]["error"]["code"] == done["probe_terminal"]["error"]["code"] == -32601

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
-from ...protocol.jsonrpc import METHOD_NOT_FOUND
+from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, Request
 from ...protocol.state import SessionState
 from ..errors import RpcError
 from .fs import FileAccess, FilePolicy
@@ -26,10 +26,18 @@ HOST_METHODS = frozenset(
 )
 
 
+class Responder(Protocol):
+    """Where answers go (the connection)."""
+
+    def answer(self, request_id: Any, result: Any) -> None: ...
+    def respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None: ...
+
+
 class Host:
     """The v1 host capabilities of one session, limited to its roots."""
 
     def __init__(self, state: SessionState, roots: list[str], policy: FilePolicy | None = None) -> None:
+        self.state = state
         self.files = FileAccess(roots, policy or FilePolicy(), on_write=state.record_file_write)
         self.terminals = TerminalHost(state, self.files, roots[0] if roots else None)
         self._methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
@@ -48,6 +56,19 @@ class Host:
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return await handler(params)
+
+    async def answer(self, request: Request, to: Responder) -> None:
+        """Serve one request and send its answer: a result, or the error it met."""
+        params = request.params if isinstance(request.params, dict) else {}
+        try:
+            result = await self.serve(request.method, params)
+        except RpcError as exc:
+            to.respond_error(request.id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            self.state.diagnose("host-error", f"{request.method} failed: {exc!r}")
+            to.respond_error(request.id, INTERNAL_ERROR, f"client error: {exc}")
+        else:
+            to.answer(request.id, result)
 
     async def _read(self, params: dict[str, Any]) -> Any:
         return self.files.read(params)

@@ -79,6 +79,25 @@ class PtyProcess:
         await self._exited.wait()
         return self.exit_status
 
+    def write(self, data: bytes) -> None:
+        """Type ``data`` into the terminal (ignored once the process has exited)."""
+        if self._master is None or not self.running:
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._master, view) :]
+            except BlockingIOError:  # the line discipline is full: drop the rest, as a real tty would
+                return
+            except OSError:
+                return
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Set the terminal's size (the program gets SIGWINCH)."""
+        if self._master is not None:
+            with contextlib.suppress(OSError):
+                fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
     def kill(self) -> None:
         """Terminate the process group now, and kill it if it lingers."""
         if self._proc is None or not self.running:

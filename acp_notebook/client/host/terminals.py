@@ -88,6 +88,28 @@ class TerminalHost:
         await process.release()
         return {}
 
+    def input(self, terminal_id: str, data: bytes) -> bool:
+        """Keystrokes from the view for a running terminal; False if it is not one of ours."""
+        process = self.processes.get(terminal_id)
+        if process is None:
+            return False
+        process.write(data)
+        return True
+
+    def resize(self, terminal_id: str, cols: int, rows: int) -> bool:
+        """The view's size for a terminal; recorded in the state too."""
+        process = self.processes.get(terminal_id)
+        if process is None:
+            return False
+        process.resize(rows, cols)
+        size = {"cols": cols, "rows": rows}
+        self.state.apply({"sessionUpdate": "terminal_update", "terminalId": terminal_id, "size": size})
+        return True
+
+    def interactive(self) -> list[str]:
+        """The terminals still running, which accept input."""
+        return [tid for tid, process in self.processes.items() if process.running]
+
     async def close(self) -> None:
         """Release every terminal (the session or the agent is closing)."""
         for terminal_id in list(self.processes):

@@ -122,6 +122,18 @@ const harness = {
     return { terminals, renderMs: this.renderMs };
   },
 
+  /** Render another widget module of /static/ (e.g. "secret_form") on a fake model with `traits`. */
+  async loadWidget(module, traits) {
+    const model = new FakeModel(traits);
+    const widget = (await import(`/static/${module}.js`)).default();
+    widget.initialize?.({ model });
+    const el = document.createElement("div");
+    document.getElementById("out").append(el);
+    this.model = model;
+    this.el = el;
+    this.cleanup = await widget.render({ model, el });
+  },
+
   /** Deliver a custom message (buffers: arrays of byte values). Missing seq = next seq. */
   patch(msg, buffers = []) {
     if (msg.type === "patch" && msg.seq === undefined) msg.seq = this.seq + 1;
@@ -176,7 +188,8 @@ const harness = {
     const header = { title: "Big session", agent: { name: "bench", title: null, version: "1.0", protocol: 2 },
       session_id: "s-big", cwd: "/home/user/project", run_state: "idle", stop_reason: "end_turn", stop_error: null,
       running: false, usage: null, mode: null, commands: [], config_options: [], diagnostics: [], diagnostic_count: 0,
-      stderr: [], pending_permissions: 0, closed: false, exit_code: null, can_cancel: false };
+      stderr: [], stdout: [], stdout_partial: null, pending_permissions: 0, closed: false, exit_code: null,
+      can_cancel: false, interactive_terminals: [] };
     return { snapshot: { seq: 1, header, order, entries, terminals }, terminal_text };
   },
 
@@ -254,14 +267,26 @@ const harness = {
     return [...document.querySelectorAll(".acp-entries > .acp-chunk > *")].map((n) => n.dataset.key || `ph:${n.dataset.placeholder}`);
   },
 
-  /** Things agent text must never have produced inside the view. */
-  injectionReport() {
-    const all = [...this.el.querySelectorAll("*")];
+  /** The terminal_input data sent for terminal `id`, joined, and the messages it took. */
+  typed(id) {
+    const msgs = this.sent.filter((m) => m.type === "terminal_input" && m.id === id);
+    return { data: msgs.map((m) => m.data).join(""), messages: msgs.length, pieces: msgs.map((m) => m.data.length) };
+  },
+
+  /** The terminal_resize messages sent for terminal `id`, as [cols, rows]. */
+  resizes(id) {
+    return this.sent.filter((m) => m.type === "terminal_resize" && m.id === id).map((m) => [m.cols, m.rows]);
+  },
+
+  /** Things agent text must never have produced inside the view (or inside `selector` of it). */
+  injectionReport(selector = null) {
+    const root = selector ? this.el.querySelector(selector) : this.el;
+    const all = [...root.querySelectorAll("*")];
     return {
-      img: this.el.querySelectorAll('img[src="x"], img:not([src^="data:image/"])').length,
-      script: this.el.querySelectorAll("script, iframe, object, embed, style").length,
+      img: root.querySelectorAll('img[src="x"], img:not([src^="data:image/"])').length,
+      script: root.querySelectorAll("script, iframe, object, embed, style").length,
       handlers: all.filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
-      js: [...this.el.querySelectorAll("a")].filter((a) => !/^(https?:|mailto:|#$)/.test(a.getAttribute("href") || "#")).length,
+      js: [...root.querySelectorAll("a")].filter((a) => !/^(https?:|mailto:|#$)/.test(a.getAttribute("href") || "#")).length,
     };
   },
 

@@ -1,0 +1,141 @@
+"""One prompt turn at a time, on the wire: send the prompt, follow the updates, end the turn.
+
+The runner knows the session's current turn (``protocol.turn.Turn`` holds the rule for when it
+ends) and every turn so far. A turn that ends without the agent's ``state_update`` — a v1 prompt
+response, an error response, the agent exiting, the session closing — leaves the state idle and
+consistent. It never waits on a user: the session's ``TurnQueue`` decides when a turn starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..protocol.state import SessionState
+from ..protocol.turn import Turn
+from .connection import Connection
+from .wire.base import Wire
+
+Prompt = str | dict | Sequence[Any]
+TOOL_CALL_KINDS = frozenset({"tool_call_update", "tool_call", "tool_call_content_chunk"})
+
+
+def to_blocks(prompt: Prompt) -> list[Any]:
+    """Content blocks for a prompt given as text, one block, or a list of blocks/strings."""
+    if isinstance(prompt, str):
+        blocks: list[Any] = [{"type": "text", "text": prompt}]
+    elif isinstance(prompt, dict):
+        blocks = [prompt]
+    else:
+        blocks = [{"type": "text", "text": p} if isinstance(p, str) else p for p in prompt]
+    if not blocks:
+        raise ValueError("an empty prompt: give some text or at least one content block")
+    return blocks
+
+
+class TurnRunner:
+    """The turns of one session: the running one and those before it."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        wire: Wire,
+        connection: Connection,
+        session_id: str,
+        loop: Callable[[], asyncio.AbstractEventLoop],
+    ) -> None:
+        self.state, self.wire, self.connection, self.session_id = state, wire, connection, session_id
+        self._loop = loop
+        self.turn: Turn | None = None
+        self.turns: list[Turn] = []
+        self.last_error: Any = None
+        self._done: asyncio.Future | None = None
+
+    @property
+    def running(self) -> bool:
+        """True while a turn is in progress."""
+        return self.turn is not None and not self.turn.ended
+
+    async def run(self, blocks: list[Any]) -> str | None:
+        """Send one prompt and wait for the end of its turn; returns the stop reason."""
+        turn = self.turn = self.wire.new_turn()
+        self.turns.append(turn)
+        done = self._done = self._loop().create_future()
+        for update in self.wire.prompt_echo(blocks):
+            self.state.apply(update)
+        call = self.wire.prompt(self.session_id, blocks)
+        hook = lambda result: self._on_response(turn, result)  # noqa: E731
+        request = self.connection.request(call.method, call.params, hook=hook)
+        await asyncio.wait({request, done}, return_when=asyncio.FIRST_COMPLETED)
+        if request.done() and request.exception() is not None and not done.done():
+            self.end(turn, None)
+            raise request.exception()  # type: ignore[misc]
+        await done
+        self.last_error = turn.error
+        return turn.stop_reason
+
+    def before(self, update: Any) -> None:
+        """Diagnose (info) what is accepted but out of order, before the state applies it: a
+        patch before its create (v1), a tool-call update after a cancelled turn ended."""
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in TOOL_CALL_KINDS:
+            return
+        tc_id = update.get("toolCallId")
+        known = tc_id in self.state.tool_calls
+        if isinstance(tc_id, str) and self.wire.is_patch_before_create(update, known):
+            self.state.diagnose(
+                "update-before-create", f"tool_call_update for unknown {tc_id!r}", update, "info"
+            )
+        turn = self.turn
+        if turn is not None and turn.ended and turn.stop_reason == "cancelled":
+            self.state.diagnose(
+                "update-after-cancel", f"tool call {tc_id!r} updated after the cancelled turn", update, "info"
+            )
+
+    def after(self, update: Any) -> None:
+        """An update of this session was applied: follow the running turn."""
+        turn = self.turn
+        if turn is None or turn.ended or not isinstance(update, dict):
+            return
+        kind = update.get("sessionUpdate")
+        if kind in TOOL_CALL_KINDS and isinstance(update.get("toolCallId"), str):
+            turn.saw_tool_call(update["toolCallId"])
+        elif kind == "state_update" and turn.on_state(update):
+            self._finish(turn)
+
+    def _on_response(self, turn: Turn, result: Any) -> None:
+        if turn.on_response(result):
+            self.end(turn, turn.stop_reason)
+
+    def end(self, turn: Turn, reason: str | None) -> None:
+        """End ``turn`` without the agent's ``state_update``: the state reads idle."""
+        turn.abandon(reason)
+        self.state.apply({"sessionUpdate": "state_update", "state": "idle", "stopReason": turn.stop_reason})
+        self._finish(turn)
+
+    def end_running(self, reason: str) -> None:
+        """End the running turn, if any (the agent will say no more about it)."""
+        if self.turn is not None and not self.turn.ended:
+            self.end(self.turn, reason)
+
+    def fail(self, error: BaseException) -> None:
+        """End the waiting turn with ``error`` (the agent exited); the state reads idle."""
+        turn = self.turn
+        if turn is not None and turn.abandon(None, str(error).splitlines()[0]):
+            self.state.apply({"sessionUpdate": "state_update", "state": "idle"})
+        if self._done is not None and not self._done.done():
+            self._done.set_exception(error)
+            self._done.exception()
+
+    def cancel_requested(self) -> list[str]:
+        """``session/cancel`` went out: the running turn's unfinished tool calls, to mark cancelled."""
+        turn = self.turn
+        if turn is None:
+            return []
+        turn.request_cancel()
+        calls = self.state.tool_calls
+        return [i for i in sorted(turn.tool_call_ids) if i in calls and not calls[i].finished]
+
+    def _finish(self, turn: Turn) -> None:
+        if self._done is not None and not self._done.done() and turn is self.turn:
+            self._done.set_result(turn.stop_reason)

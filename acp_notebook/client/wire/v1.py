@@ -1,0 +1,151 @@
+"""ACP v1 on the wire: what agents speak today.
+
+``initialize`` answers ``agentInfo`` + ``agentCapabilities``; session capabilities sit under
+``sessionCapabilities``; logging in is ``authenticate``/``logout``. The prompt response carries
+``stopReason`` and the agent does not echo the prompt (the client records it and marks the
+session running). In a ``tool_call_update`` ``null`` means "unchanged". The client may serve
+``fs/*`` and ``terminal/*`` (when offered); ``$/cancel_request`` withdraws a request. Resuming
+with history is ``session/load`` (``loadSession``); without, ``session/resume``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...protocol.turn import Turn
+from ...protocol.v1 import normalize_v1_update
+from . import terminal_output
+from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, obj
+
+FILE_METHODS = ("fs/read_text_file", "fs/write_text_file")
+TERMINAL_METHODS = (
+    "terminal/create",
+    "terminal/output",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "terminal/release",
+)
+
+
+def client_capabilities(offer: Offer) -> dict[str, Any]:
+    """What a v1 agent may ask of us: file access (limited to session roots), PTY terminals, and
+    the extensions we understand (``_meta``)."""
+    files = offer.files
+    capabilities: dict[str, Any] = {
+        "fs": {"readTextFile": files, "writeTextFile": files},
+        "terminal": offer.terminals,
+    }
+    meta = {"terminal_output": True} if offer.terminal_output else {}
+    if offer.terminal_auth:
+        capabilities["auth"] = {"terminal": True}
+        meta["terminal-auth"] = True  # the `_meta` form claude-agent-acp also reads
+    if meta:
+        capabilities["_meta"] = meta
+    return capabilities
+
+
+class WireV1(Wire):
+    """ACP v1."""
+
+    version = 1
+    null_ids = True
+    announces_before_asking = True
+    method_id_key = "id"
+    env_as_list = False
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """``agentInfo``."""
+        return obj(self.result.get("agentInfo"))
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """``agentCapabilities``."""
+        return obj(self.result.get("agentCapabilities"))
+
+    def supports(self, session_capability: str) -> bool:
+        """``agentCapabilities.sessionCapabilities.X`` is set."""
+        return obj(self.capabilities.get("sessionCapabilities")).get(session_capability) is not None
+
+    def routes(self, handlers: Handlers) -> Routes:
+        """Permissions, the offered host methods, updates and ``$/cancel_request``."""
+        routes = Routes(
+            requests={"session/request_permission": handlers.on_permission},
+            notifications={
+                "session/update": handlers.on_update,
+                "$/cancel_request": handlers.on_cancel_request,
+            },
+        )
+        offered = (FILE_METHODS if self.offer.files else ()) + (
+            TERMINAL_METHODS if self.offer.terminals else ()
+        )
+        routes.requests.update(dict.fromkeys(offered, handlers.on_host_request))
+        return routes
+
+    def resume_session(
+        self, session_id: str, cwd: str, replay: bool, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
+    ) -> Call:
+        """``session/load`` to replay history (``loadSession``), else ``session/resume``."""
+        call = self.new_session(cwd, mcp_servers, extra_roots)
+        params = {"sessionId": session_id, **call.params}
+        if replay and self.capabilities.get("loadSession"):
+            return Call("session/load", params)
+        if replay or not self.supports("resume"):
+            raise Unsupported("this v1 agent cannot load sessions (no `loadSession` capability)")
+        return Call("session/resume", params)
+
+    def list_sessions(self, cwd: str | None, cursor: str | None) -> Call:
+        """``session/list``, where ``sessionCapabilities.list`` is advertised."""
+        if not self.supports("list"):
+            raise Unsupported("this v1 agent does not advertise session listing (sessionCapabilities.list)")
+        return super().list_sessions(cwd, cursor)
+
+    def close_session(self, session_id: str) -> Call | None:
+        """``session/close`` when ``sessionCapabilities.close`` is advertised."""
+        return Call("session/close", {"sessionId": session_id}) if self.supports("close") else None
+
+    def _login(self, method_id: str) -> Call:
+        """``authenticate``."""
+        return Call("authenticate", {"methodId": method_id})
+
+    def logout(self) -> Call:
+        """``logout``."""
+        return Call("logout", {})
+
+    def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Call:
+        """v1 sends the bare value."""
+        return Call(
+            "session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}
+        )
+
+    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Call:
+        """Not in v1."""
+        raise Unsupported("v1 has no per-tool-call cancel: cancel the turn")
+
+    def cancel_terminal(self, session_id: str, terminal_id: str) -> Call:
+        """Not in v1 (client-run terminals are killed by the agent)."""
+        raise Unsupported("v1 has no per-terminal cancel: cancel the turn")
+
+    def new_turn(self) -> Turn:
+        """The prompt response ends the turn."""
+        return Turn(ends_on_response=True)
+
+    def prompt_echo(self, blocks: list[Any]) -> list[dict[str, Any]]:
+        """The prompt as user message chunks, then ``running``."""
+        echo = [{"sessionUpdate": "user_message_chunk", "content": block} for block in blocks]
+        return [*echo, {"sessionUpdate": "state_update", "state": "running"}]
+
+    def normalize_update(self, update: Any) -> Any:
+        """Drop the nulls of a ``tool_call_update`` (they mean "unchanged")."""
+        return normalize_v1_update(update)
+
+    def extension_updates(self, update: Any, known_meta: Any = None) -> terminal_output.Translated:
+        """Shell output carried in ``_meta`` (``terminal_output``), when offered."""
+        if not self.offer.terminal_output:
+            return terminal_output.Translated()
+        return terminal_output.translate(update, known_meta)
+
+    def is_patch_before_create(self, update: dict[str, Any], known: bool) -> bool:
+        """A ``tool_call_update`` for an id no ``tool_call`` created yet."""
+        return update.get("sessionUpdate") == "tool_call_update" and not known

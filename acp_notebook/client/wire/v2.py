@@ -1,0 +1,104 @@
+"""ACP v2 on the wire (the draft the seed describes), offered first.
+
+``initialize`` answers ``info`` + ``capabilities``; session capabilities sit under ``session``;
+logging in is ``auth/login``/``auth/logout``. The prompt response is an acknowledgement and the
+turn ends with a ``state_update`` ``idle``; the agent echoes the prompt itself. Tool calls are
+upserts; terminals are the agent's (no ``fs/*``/``terminal/*`` served by the client); tool
+calls and terminals that advertise ``capabilities.cancel`` can be cancelled one by one.
+Request ids are never null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...protocol.turn import Turn
+from .base import Call, Handlers, Routes, Unsupported, Wire, obj
+
+
+class WireV2(Wire):
+    """ACP v2."""
+
+    version = 2
+    null_ids = False
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """``info``."""
+        return obj(self.result.get("info"))
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """``capabilities``."""
+        return obj(self.result.get("capabilities"))
+
+    def supports(self, session_capability: str) -> bool:
+        """``capabilities.session.X`` is set."""
+        return obj(self.capabilities.get("session")).get(session_capability) is not None
+
+    def routes(self, handlers: Handlers) -> Routes:
+        """Permissions, updates and ``$/cancel_request``; no client-run files or terminals."""
+        return Routes(
+            requests={"session/request_permission": handlers.on_permission},
+            notifications={
+                "session/update": handlers.on_update,
+                "$/cancel_request": handlers.on_cancel_request,
+            },
+        )
+
+    def resume_session(
+        self, session_id: str, cwd: str, replay: bool, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
+    ) -> Call:
+        """``session/resume``, replaying from the start when ``replay``."""
+        call = self.new_session(cwd, mcp_servers, extra_roots)
+        params = {"sessionId": session_id, **call.params}
+        if replay:
+            params["replayFrom"] = {"type": "start"}
+        return Call("session/resume", params)
+
+    def close_session(self, session_id: str) -> Call | None:
+        """``session/close`` (baseline in v2)."""
+        return Call("session/close", {"sessionId": session_id})
+
+    def _login(self, method_id: str) -> Call:
+        """``auth/login``."""
+        return Call("auth/login", {"methodId": method_id})
+
+    def logout(self) -> Call:
+        """``auth/logout``."""
+        return Call("auth/logout", {})
+
+    def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Call:
+        """v2 tags the value's shape: ``boolean`` or ``id``."""
+        kind = "boolean" if isinstance(value, bool) else "id"
+        params = {"sessionId": session_id, "configId": config_id, "type": kind, "value": value}
+        return Call("session/set_config_option", params)
+
+    def set_mode(self, session_id: str, mode_id: str) -> Call:
+        """Not in v2: modes are a config option of category ``mode``."""
+        raise Unsupported("this v2 agent advertises no config option of category `mode`")
+
+    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Call:
+        """``tool_call/cancel``."""
+        return Call("tool_call/cancel", {"sessionId": session_id, "toolCallId": tool_call_id})
+
+    def cancel_terminal(self, session_id: str, terminal_id: str) -> Call:
+        """``terminal/cancel``."""
+        return Call("terminal/cancel", {"sessionId": session_id, "terminalId": terminal_id})
+
+    def new_turn(self) -> Turn:
+        """The turn ends with ``state_update`` ``idle``."""
+        return Turn(ends_on_response=False)
+
+    def prompt_echo(self, blocks: list[Any]) -> list[dict[str, Any]]:
+        """Nothing: a v2 agent reports the prompt and the run state itself."""
+        return []
+
+    def normalize_update(self, update: Any) -> Any:
+        """v2 updates are already v2."""
+        return update
+
+    def is_patch_before_create(self, update: dict[str, Any], known: bool) -> bool:
+        """Never: v2 tool-call updates are upserts."""
+        return False

@@ -1,0 +1,66 @@
+"""The view header (format: ``js/WIRE.md``, Header), built from the state and the session summary. No I/O.
+
+Agent-provided text (stderr, stdout lines) passes through as data: the browser inserts it as text
+(stdout URLs as links, built element by element), never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.state import SessionState
+
+if TYPE_CHECKING:
+    from ..client.summary import AgentSummary, SessionSummary
+
+STDERR_LINES = 50
+STDOUT_LINES = 50
+DIAGNOSTICS = 50
+
+
+def header(
+    state: SessionState,
+    session: SessionSummary | None = None,
+    title: str | None = None,
+    interactive_terminals: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The view header: who, where, run state, and the expandable extras."""
+    agent = session.agent if session is not None else None
+    return {
+        "title": title or state.session_info.get("title") or "ACP session",
+        "agent": _agent_info(agent) if agent is not None else None,
+        "session_id": session.session_id if session is not None else None,
+        "cwd": session.cwd if session is not None else None,
+        "run_state": state.run_state,
+        "stop_reason": state.stop_reason,
+        "stop_error": state.stop_error,
+        "running": session.running if session is not None else state.run_state != "idle",
+        "queued": session.queued if session is not None else 0,
+        "usage": state.usage,
+        "mode": state.current_mode_id,
+        "commands": list(state.available_commands),
+        "config_options": list(state.config_options),
+        "diagnostics": [
+            {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
+        ],
+        "diagnostic_count": len(state.diagnostics),
+        "stderr": list(agent.stderr[-STDERR_LINES:]) if agent is not None else [],
+        **_stdout(agent),
+        "pending_permissions": len(state.pending_permissions),
+        "closed": agent.closed if agent is not None else False,
+        "exit_code": agent.exit_code if agent is not None else None,
+        "can_cancel": session is not None,
+        "interactive_terminals": [str(t) for t in interactive_terminals],
+    }
+
+
+def _stdout(agent: AgentSummary | None) -> dict[str, Any]:
+    """The agent's non-JSON stdout: complete lines, and the unterminated last one (a prompt)."""
+    if agent is None:
+        return {"stdout": [], "stdout_partial": None}
+    return {"stdout": list(agent.stdout[-STDOUT_LINES:]), "stdout_partial": agent.stdout_partial or None}
+
+
+def _agent_info(agent: AgentSummary) -> dict[str, Any]:
+    return {"name": agent.name, "title": agent.title, "version": agent.version, "protocol": agent.protocol}

@@ -1,0 +1,111 @@
+"""Helpers shared by the tests: bounded waits, and the scripted peer with its message builders.
+
+A test never writes ``while not x: sleep()`` and never sleeps a fixed time before an assert; it
+waits with ``until`` (or ``until_async`` inside a coroutine) on the state it is about to check.
+To check that something did *not* happen, it waits for a later event that proves the client got
+past that point (the peer sends a marker after the message under test), then asserts the negative.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Message = str | Callable[[], str] | None
+
+
+def until(predicate: Callable[[], T], timeout: float, interval: float = 0.05, message: Message = None) -> T:
+    """Call ``predicate()`` until it returns a truthy value (returned); AssertionError after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(_failure(message, timeout, value))
+        time.sleep(min(interval, left))
+
+
+async def until_async(
+    predicate: Callable[[], Any], timeout: float, interval: float = 0.05, message: Message = None
+) -> Any:
+    """``until`` for coroutines: polls without blocking the loop; ``predicate`` may return an awaitable."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(_failure(message, timeout, value))
+        await asyncio.sleep(min(interval, left))
+
+
+def _failure(message: Message, timeout: float, last: object) -> str:
+    """The failure text: what was awaited (``message``, called if callable), the bound, the last value."""
+    what = message() if callable(message) else message
+    return f"{what or 'condition'}: still not true after {timeout:g}s (last value: {last!r})"
+
+
+def running(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie (Linux ``/proc``)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# -- the scripted peer (tests/agents/scripted.py) and the JSON-RPC it plays ---------------------------
+SCRIPTED = Path(__file__).parent / "agents" / "scripted.py"
+INIT_V2 = {"expect": "initialize", "reply": {"protocolVersion": 2, "info": {"name": "s", "version": "1"}}}
+INIT_V1 = {"expect": "initialize", "reply": {"protocolVersion": 1, "agentCapabilities": {}}}
+NEW = {"expect": "session/new", "reply": {"sessionId": "s1"}}
+
+
+def update(body: dict, session_id: str = "s1") -> dict:
+    """A ``session/update`` notification carrying ``body`` for session ``session_id``."""
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}}
+
+
+class Peer:
+    """A scripted agent process playing ``steps``, and the log of what our client sent it."""
+
+    def __init__(self, tmp_path: Path, steps: list, name: str = "script") -> None:
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps(steps))
+        self.log = tmp_path / f"{name}.jsonl"
+        self.log.touch()
+        self.command = [sys.executable, str(SCRIPTED), str(script), str(self.log)]
+
+    @property
+    def command_line(self) -> str:
+        """``command`` as one shell line (for ``%acp start``)."""
+        return shlex.join(self.command)
+
+    def received(self) -> list:
+        """Every line the peer read from the client, parsed (a batch reply is one list)."""
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def responses(self) -> list[dict]:
+        """The client's responses (the entries of a batch reply included)."""
+        flat = [e for m in self.received() for e in (m if isinstance(m, list) else [m])]
+        return [m for m in flat if "method" not in m]
+
+    def batch_replies(self) -> list[list[dict]]:
+        """The client's batch replies, one array each."""
+        return [m for m in self.received() if isinstance(m, list)]
+
+    def requests(self, method: str) -> list[dict]:
+        """The params of every ``method`` message the client sent, in order."""
+        return [m["params"] for m in self.received() if isinstance(m, dict) and m.get("method") == method]
