@@ -36,6 +36,8 @@ _EXPORTS = {
     "start_agent_sync": "client.launch",
     "register_agent": "client.agents",
     "known_agents": "client.agents",
+    "Replay": "client.replayer",
+    "replay": "client.replayer",
 }
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *sorted(_EXPORTS)]
@@ -55,7 +57,12 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
+_SUBMODULES = frozenset({"policies"})  # ``acp_notebook.policies.allow(...)`` without an import
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'acp_notebook' has no attribute {name!r}")

@@ -64,8 +64,8 @@ async def test_a_known_stderr_line_gives_one_hint(tmp_path):
     steps = [INIT_V1, NEW, {"stderr": panic}, {"stderr": panic}, {"stderr": "done"}]
     peer = Peer(tmp_path, steps)
     agent = await start_agent(peer.command)
-    session = await agent.new_session(str(tmp_path))
+    await agent.new_session(str(tmp_path))
     await until_async(lambda: "done" in agent.stderr_tail(), timeout=10)
-    hints = [d for d in session.state.diagnostics if d.code == "agent-hint"]
+    hints = [d for d in agent.diagnostics if d.code == "agent-hint"]  # (sessions opened after it miss it)
     assert len(hints) == 1 and 'sandbox_mode = "danger-full-access"' in hints[0].message
     await agent.close()

@@ -100,3 +100,17 @@ def test_a_cancelled_form_cancels_the_login(ip, capsys, tmp_path, monkeypatch):
     run(ip, f"%acp start --name lc --no-view {sys.executable} {LOGIN_AGENT} {tmp_path}", capsys)
     result, out = run(ip, "%acp login key --name lc", capsys)
     assert not result.success and "the login was cancelled" in out
+
+
+def test_a_prompt_refused_for_want_of_a_login_is_sent_again_after_it(ip, capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(login_module, "display", Person())
+    command = f"{sys.executable} {LOGIN_AGENT} {tmp_path} --open"
+    result, out = run(ip, f"%acp start --name lp --no-view {command}", capsys)
+    assert result.success, out
+    result, out = run(ip, "%%acp --name lp --wait\nhello", capsys)
+    assert not result.success and "Authentication required" in out and "sent again after the login" in out
+    result, out = run(ip, "%acp login tui --name lp", capsys)
+    assert result.success and "Sending the prompt that needed the login again: 'hello'" in out
+    run(ip, "%acp wait --name lp --timeout 10", capsys)
+    session = ip.user_ns["lp"]
+    assert [t.stop_reason for t in session.turns][-1] == "end_turn"

@@ -1,7 +1,8 @@
 """The tutorial notebooks run top to bottom headless (nbclient), and say what they should.
 
-The demo agent runs at ``ACP_DEMO_SPEED=0``; the quickstart answers its permission requests from
-code because ``ACP_AUTO_ANSWER`` is set (a person clicks instead).
+The demo agent runs at ``ACP_DEMO_SPEED=0``. No view ever renders here (no frontend), so the
+quickstart's ``when_headless`` policy cell answers its permission requests from code (a person
+clicks instead); no environment variable is needed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 def run(name: str, tmp_path: Path, monkeypatch) -> list[dict]:
     """Execute a notebook in ``tmp_path``; returns per code cell {source, stdout, stderr, errors, widgets}."""
     monkeypatch.setenv("ACP_DEMO_SPEED", "0")
-    monkeypatch.setenv("ACP_AUTO_ANSWER", "allow-always")
+    monkeypatch.delenv("ACP_AUTO_ANSWER", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(NOTEBOOKS.parent))  # the kernel imports this checkout
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(
@@ -69,13 +71,19 @@ def test_quickstart(tmp_path, monkeypatch):
     started = cell_of(cells, "%acp start")
     assert re.search(r"Started ACP Notebook demo agent .* session sess_demo_1 is `acp`", started["stdout"])
     assert started["widgets"] == 1
-    assert "answered by code (allow-always)" in cell_of(cells, "import os")["stdout"]
+    policy = cell_of(cells, "from acp_notebook.policies import")["stdout"]
+    assert policy.strip() == (
+        "headless runs answer with when_headless(allow(kinds=['edit']) | allow(commands=['pytest']))"
+    )
     turn = cell_of(cells, "%%acp --wait")
     assert turn["stdout"].strip() == "`acp`: turn ended (end_turn)" and turn["widgets"] == 1
     table = cell_of(cells, "for tc in")["stdout"]
     rows = [line.split()[:3] for line in table.splitlines()]
     assert rows[0] == ["call_read", "read", "completed"] and len(rows) == 7
     assert ["call_fetch", "fetch", "failed"] in rows
+    decisions = cell_of(cells, "for decision in")["stdout"].splitlines()
+    assert decisions[:2] == ["perm_1 policy allow_once", "perm_2 policy allow_once"]
+    assert all("waiting for permission" not in c["stdout"] for c in cells), "the policy answered"
     term = cell_of(cells, "term = ")["stdout"].splitlines()
     assert term[0] == "command: pytest -q | exit status: {'exitCode': 0, 'signal': None}"
     assert term[1].startswith("first bytes: b'\\x1b[1m") and term[2].startswith("3 passed")
@@ -118,6 +126,17 @@ def test_inspect_tool_results(tmp_path, monkeypatch):
     assert "`acp`: turn ended (end_turn)" in cell_of(cells, "%%acp --wait")["stdout"]
     assert cell_of(cells, "from collections")["stdout"].split() == ["completed", "6", "failed", "1"]
     assert cell_of(cells, "rows = ")["stdout"].startswith("7 tool calls; all finished: True")
+    table = cell_of(cells, "calls = acp.state.frame")["stdout"].splitlines()
+    assert table[0].split() == ["id", "status", "updates", "exit_code", "decision", "decided_by"]
+    rows = {line.split()[0]: line.split()[1:] for line in table[1:-1]}
+    assert len(rows) == 7 and rows["call_test"][2:] == ["0", "allow_once", "handler"]
+    assert rows["call_read"][2:] == ["<NA>", "NaN", "NaN"] and rows["call_fetch"][0] == "failed"
+    assert table[-1] == "files touched: 6 | permissions asked: 2"
+    asked = cell_of(cells, 'for row in acp.state.records("permissions")')["stdout"].splitlines()
+    assert [line.split(" | ")[0] for line in asked] == [
+        "call_edit allow_once by handler",
+        "call_test allow_once by handler",
+    ]
     files = cell_of(cells, "import os")["stdout"].split()
     assert files == [
         "assets/logo.png",

@@ -11,43 +11,46 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from ..protocol.diagnostics import Diagnostic
-from .agents import stderr_hints
 from .connection import Connection, Stream
 from .errors import AcpError, AgentExited
 from .host import FilePolicy
 from .intake import Intake
 from .login import Logins, TerminalLogin
+from .opening import Opening
+from .recorder import Traffic
 from .session import Session
+from .side_channels import SideChannels
 from .summary import AgentSummary
 from .transport import AgentProcess
 from .wire import Call, Offer, Wire, choose_wire, initialize_params
-
-HINTS = stderr_hints()  # known stderr lines that need the user's action (agents.json `_hints`)
-STDOUT_LINES = 50  # non-JSON stdout lines kept (login prompts, stray logs)
-STDOUT_LINE_CHARS = 16_384  # each kept whole up to this (a login URL is ~600)
 
 
 class Agent:
     """A running ACP agent process and its sessions."""
 
     def __init__(
-        self, process: Stream, *, files: bool = True, terminals: bool = True, terminal_output: bool = True
+        self,
+        process: Stream,
+        *,
+        files: bool = True,
+        terminals: bool = True,
+        terminal_output: bool = True,
+        record: str | os.PathLike | None = None,
     ) -> None:
         self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
         self.initialize_result: dict[str, Any] = {}
         self.sessions: dict[str, Session] = {}
         self.diagnostics: list[Diagnostic] = []
-        self.stdout_lines: deque[str] = deque(maxlen=STDOUT_LINES)  # what it printed that is not JSON
         self.intake = Intake(self.sessions, self._on_diagnostic)
         self._wire: Wire | None = None
         self._asked = 2
         self._closing = False  # close() was called: the exit is expected, not an error
-        self._hinted: set[str] = set()
+        self.traffic_log = Traffic(getattr(process, "argv", None), record)  # ring + trace file
+        self.side = SideChannels(self.traffic_log, self._on_diagnostic)  # stdout noise, stderr hints
         self._attach(process)
 
     def _attach(self, process: Stream) -> None:
@@ -55,9 +58,10 @@ class Agent:
         self.connection = Connection(process, self._on_diagnostic)
         self.connection.closed.add_done_callback(self._on_closed)
         self.connection.auth_methods = lambda: self.auth_methods
-        self.connection.on_stdout = self._on_stdout
+        self.connection.on_stdout = self.side.stdout
+        self.connection.taps.append(self.traffic_log.line)
         if hasattr(process, "on_stderr"):
-            process.on_stderr = self._on_stderr
+            process.on_stderr = self.side.stderr
 
     # -- what initialize negotiated -------------------------------------------------------------
     @property
@@ -112,14 +116,15 @@ class Agent:
         """A last stdout line without its newline, shown after a quiet time (a prompt, often)."""
         return getattr(self.process, "partial_line", None)
 
-    def _on_stdout(self, text: str) -> None:
-        self.stdout_lines.append(text[:STDOUT_LINE_CHARS])
+    @property
+    def stdout_lines(self) -> list[str]:
+        """What the agent printed on stdout that was not JSON (login prompts, stray logs)."""
+        return list(self.side.stdout_lines)
 
-    def _on_stderr(self, text: str) -> None:
-        for needle, advice in HINTS:
-            if needle in text and needle not in self._hinted:
-                self._hinted.add(needle)
-                self._on_diagnostic(Diagnostic("agent-hint", advice, text[:300]))
+    @property
+    def traffic(self) -> list[dict[str, Any]]:
+        """The recent traffic (the last ``recorder.RING_ENTRIES`` entries, in the trace format)."""
+        return self.traffic_log.ring.list()
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
         """The last lines the agent wrote to stderr."""
@@ -135,7 +140,7 @@ class Agent:
         return AgentSummary(
             text["name"], text["title"], text["version"], version, getattr(self.process, "pid", None),
             self.closed, self.returncode, tuple(self.stderr_tail(50)),
-            tuple(self.stdout_lines), self.stdout_partial,
+            tuple(self.side.stdout_lines), self.stdout_partial,
         )  # fmt: skip
 
     # -- calls ------------------------------------------------------------------------------------
@@ -151,10 +156,10 @@ class Agent:
         self._wire, self.initialize_result = wire, wire.result
         self.connection.route(wire.routes(self.intake), null_ids=wire.null_ids)
 
-    async def request(self, call: Call, timeout: float | None = None) -> Any:
+    async def request(self, call: Call, timeout: float | None = None, hook: Any = None) -> Any:
         """Send one of the wire's calls and await its result; a timeout or an interrupt
         withdraws it (``$/cancel_request``) and raises."""
-        return await self.connection.wait(self.call(call), timeout)
+        return await self.connection.wait(self.call(call, hook), timeout)
 
     async def authenticate(
         self, method_id: str, timeout: float | None = None, *, api_key: str | None = None
@@ -177,7 +182,7 @@ class Agent:
         """Start the agent again — same command and directory, its environment plus ``env`` — and
         initialize it as before; its sessions end."""
         old = self.process
-        await self.close(0.5)
+        await self._shut(0.5)  # the trace goes on: the restarted agent's lines follow
         self.sessions.clear()
         self._closing = False
         self._attach(await AgentProcess.spawn(old.argv, old.cwd, {**old.env, **(env or {})}))
@@ -185,18 +190,11 @@ class Agent:
 
     async def logout(self) -> Any:
         """Log out (v1 ``logout``, v2 ``auth/logout``)."""
-        return await self.call(self.wire.logout())
+        return await self.request(self.wire.logout())
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         """Every session the agent knows (``session/list``, following ``nextCursor``)."""
-        sessions: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            result = await self.call(self.wire.list_sessions(cwd, cursor)) or {}
-            sessions += [s for s in result.get("sessions") or [] if isinstance(s, dict)]
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return sessions
+        return await Opening(self).listed(cwd)
 
     async def new_session(
         self,
@@ -205,27 +203,14 @@ class Agent:
         *,
         additional_directories: Sequence[str | os.PathLike] = (),
         files: FilePolicy | None = None,
+        timeout: float | None = None,
     ) -> Session:
         """Create a session rooted at ``cwd`` (absolute; default: the current directory).
 
         ``additional_directories`` are further roots; ``files`` narrows or widens what a v1 agent
         may read and write through the client (``FilePolicy``).
         """
-        cwd, extra = _roots(cwd, additional_directories)
-        created: list[Session] = []
-
-        def register(result: Any) -> None:  # in the reader: updates may follow at once
-            result = result if isinstance(result, dict) else {}
-            session = Session(self, result.get("sessionId"), cwd, roots=[cwd, *extra], files=files)
-            self.sessions[session.session_id] = session
-            session.settings.adopt(result)
-            created.append(session)
-
-        await self.call(self.wire.new_session(cwd, list(mcp_servers or []), extra), hook=register)
-        if not created:  # the hook failed: its diagnostic says why
-            why = [d.message for d in self.diagnostics if d.code == "handler-error"][-1:]
-            raise AcpError(f"session/new: could not open the session ({''.join(why)})")
-        return created[0]
+        return await Opening(self).new(cwd, mcp_servers, additional_directories, files, timeout)
 
     async def resume_session(
         self,
@@ -236,28 +221,23 @@ class Agent:
         mcp_servers: Sequence[Any] | None = None,
         additional_directories: Sequence[str | os.PathLike] = (),
         files: FilePolicy | None = None,
+        timeout: float | None = None,
     ) -> Session:
         """Reattach to an existing session; with ``replay`` its history fills the new state.
 
         The session is registered before the request goes out: replayed updates come first.
         """
-        cwd, extra = _roots(cwd, additional_directories)
-        call = self.wire.resume_session(session_id, cwd, replay, list(mcp_servers or []), extra)
-        session = Session(self, session_id, cwd, roots=[cwd, *extra], files=files)
-        previous = self.sessions.get(session_id)
-        self.sessions[session_id] = session
-        try:
-            result = await self.call(call)
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            if previous is not None:
-                self.sessions[session_id] = previous
-            raise
-        session.settings.adopt(result if isinstance(result, dict) else {})
-        return session
+        return await Opening(self).resume(
+            session_id, cwd, replay, mcp_servers, additional_directories, files, timeout
+        )
 
     async def close(self, grace: float = 2.0) -> int:
         """Close stdin, wait, terminate, kill; returns the exit code. Safe to call twice."""
+        code = await self._shut(grace)
+        self.traffic_log.close()
+        return code
+
+    async def _shut(self, grace: float) -> int:
         self._closing = True
         for session in list(self.sessions.values()):
             await session.host.close()
@@ -279,8 +259,3 @@ class Agent:
         name = self.info.get("name") or getattr(self.process, "argv", ["?"])[0]
         version = self._wire.version if self._wire is not None else "?"
         return f"<Agent {name} v{version} pid={getattr(self.process, 'pid', None)}>"
-
-
-def _roots(cwd: str | os.PathLike | None, extra: Sequence[str | os.PathLike]) -> tuple[str, list[str]]:
-    root = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-    return root, [os.path.abspath(os.fspath(d)) for d in extra]

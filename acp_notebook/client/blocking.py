@@ -28,7 +28,7 @@ _tasks: set[asyncio.Task] = set()
 
 
 def prompt_sync(session: Session, prompt: Any, permissions: Any = None) -> str | None:
-    """Send a prompt and block until the turn ends; ``permissions`` answers requests (``client.policy``)."""
+    """Send a prompt and block until the turn ends; ``permissions`` (a policy) answers requests."""
     chosen = policies.check(permissions)
     return run_sync(_blocking_turn(session, prompt, chosen), session.agent.loop())
 
@@ -76,14 +76,15 @@ class PermissionGuard:
         return task
 
     async def _decide(self, request: Any) -> str | None:
-        choice = await policies.decide(request, self.policy, self.original, self.notes)
+        state = self.session.state
+        choice, who = await policies.decide_by(request, self.policy, self.original, self.notes, state)
         if not request.pending:
             return choice
         if choice is None:
             self.notes.append(policies.cancelled_note(request, self.policy))
             await self.session.cancel()
         else:
-            request.select(choice)
+            request.select(choice, by=who)
         return choice
 
 

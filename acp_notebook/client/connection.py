@@ -71,6 +71,7 @@ class Connection:
         self.null_ids = True
         self.auth_methods: Callable[[], list[Any]] = list
         self.on_stdout: Callable[[str], None] = lambda _text: None  # a line that is not JSON
+        self.taps: list[Callable[[str, bytes], None]] = []  # (direction "in"/"out", line) observers
         self._on_diagnostic = on_diagnostic
         self._pending: dict[int, _Pending] = {}
         self._batches = BatchReplies(self._write)
@@ -137,7 +138,15 @@ class Connection:
             self._write(data)
 
     def _write(self, data: bytes) -> None:
+        self._tap("out", data)
         self.process.write(data)
+
+    def _tap(self, direction: str, line: bytes) -> None:
+        for tap in self.taps:
+            try:
+                tap(direction, line)
+            except Exception as exc:  # a recorder's failure never stops the traffic
+                self._on_diagnostic(Diagnostic("tap-error", f"traffic tap failed: {exc!r}"))
 
     # -- receiving ----------------------------------------------------------------------------
     async def _read_loop(self) -> None:
@@ -164,6 +173,7 @@ class Connection:
 
     def feed(self, line: bytes) -> None:
         """Handle one received line (the reader calls this; so can a replay)."""
+        self._tap("in", line)
         parsed = parse_line(line, null_ids=self.null_ids)
         for diag in parsed.diagnostics:
             self._on_diagnostic(diag)

@@ -45,19 +45,27 @@ async def start_agent(
     files: bool = True,
     terminals: bool = True,
     terminal_output: bool = True,
+    record: str | os.PathLike | None = None,
 ) -> Agent:
     """Spawn an ACP agent (a command, or a known name such as ``"claude"``) and initialize it;
     ``protocol_version=1`` forces v1.
 
     ``files``/``terminals`` say whether a v1 agent is offered ``fs/*`` and ``terminal/*``;
-    ``terminal_output`` offers the ``_meta.terminal_output`` extension (agent-run shell output).
+    ``terminal_output`` offers the ``_meta.terminal_output`` extension (agent-run shell output);
+    ``record`` writes every line of the connection to that trace file (README "Record and replay").
     """
     argv, _ = resolve(command)  # a known name means its table entry; a missing program, one line
     try:
         process = await AgentProcess.spawn(argv, os.fspath(cwd) if cwd else None, env)
     except (OSError, ValueError) as exc:
         raise AgentStartError(f"could not start agent {command!r}: {exc}") from None
-    agent = Agent(process, files=files, terminals=terminals, terminal_output=terminal_output)
+    try:
+        agent = Agent(
+            process, files=files, terminals=terminals, terminal_output=terminal_output, record=record
+        )
+    except OSError as exc:  # the trace file cannot be written
+        await process.close(0.5)
+        raise AgentStartError(f"could not record to {record!r}: {exc}") from None
     try:
         await asyncio.wait_for(agent.initialize(protocol_version), init_timeout)
     except TimeoutError:
@@ -66,6 +74,7 @@ async def start_agent(
             f"the agent did not answer initialize within {init_timeout:g} s", agent.stderr_tail()
         ) from None
     except AgentExited as exc:
+        agent.traffic_log.close()
         raise AgentStartError(
             f"the agent exited during initialize (exit code {exc.returncode})", exc.stderr_tail
         ) from None

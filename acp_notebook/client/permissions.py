@@ -3,8 +3,12 @@
 Every request goes into the session state (``pending_permissions``) the moment it arrives. A
 ``permission_handler(request) -> option_id | None`` (sync or async) runs as its own task, and
 setting one offers it the requests already pending. A handler returning None, raising, or naming
-an unknown option leaves the request pending, with a diagnostic. ``select``/``cancel`` on the
-request send the response (through ``respond``), then the state tells its observers.
+an unknown option leaves the request pending, with a diagnostic. A policy (``acp_notebook.policies``)
+is a handler that also sees the session state and may answer ``CANCEL`` (cancel the turn); with no
+handler, ``$ACP_AUTO_ANSWER`` names one. Before any handler, remembered decisions
+(``permission_memory``) answer what the user already answered "always". ``select``/``cancel`` on
+the request send the response (through ``respond``); then the answer is logged, a user's
+``*_always`` answer is remembered, and the state tells its observers.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import policies
 from ..protocol.jsonrpc import Request
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
+from .permission_memory import ALWAYS, PermissionLog, PermissionRules, learn
 
 PermissionHandler = Callable[[PermissionRequest], "str | Awaitable[str | None] | None"]
 MakeRequest = Callable[[str, Request, Any], PermissionRequest]
@@ -33,14 +39,19 @@ class PermissionDesk:
         respond: Callable[[Any, Any], None],
         *,
         note_unannounced: bool = False,
+        cancel_turn: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.state, self._make, self._respond = state, make, respond
+        self._cancel_turn = cancel_turn
+        self.rules = PermissionRules()
+        self.log = PermissionLog()
         self._note_unannounced = note_unannounced  # v1: a tool call is announced before it is asked
         self._handler: PermissionHandler | None = None
         self._offered: set[str] = set()
         self._count = 0
         self._by_request_id: dict[Any, PermissionRequest] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._used: dict[str, Any] = {}  # request key -> the remembered rule that answered it
 
     @property
     def handler(self) -> PermissionHandler | None:
@@ -48,8 +59,8 @@ class PermissionDesk:
         return self._handler
 
     @handler.setter
-    def handler(self, handler: PermissionHandler | None) -> None:
-        self._handler = handler
+    def handler(self, handler: PermissionHandler | str | None) -> None:
+        self._handler = policies.as_policy(handler) if isinstance(handler, str) else handler
         for perm in self.state.pending_permissions:
             self._offer(perm)
 
@@ -69,8 +80,8 @@ class PermissionDesk:
         if turn is not None and perm.tool_call_id is not None:
             turn.saw_tool_call(perm.tool_call_id)
         if turn is not None and turn.cancel_requested and not turn.ended:
-            perm.cancel()  # the active work was cancelled: the protocol requires `cancelled`
-        else:
+            perm.cancel(by="cancel")  # the active work was cancelled: the protocol requires `cancelled`
+        elif not self._remembered(perm):
             self._offer(perm)
         return perm
 
@@ -79,33 +90,56 @@ class PermissionDesk:
         perm = self._by_request_id.get(request_id)
         if perm is None or not perm.pending:
             return False
-        perm.cancel()
+        perm.cancel(by="cancel")
         return True
 
     def cancel_all(self) -> None:
         """Answer every pending request ``cancelled`` (the turn was cancelled)."""
         for perm in self.state.pending_permissions:
-            perm.cancel()
+            perm.cancel(by="cancel")
 
     def _send_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
         """``on_answer``: send first (it raises, leaving the request pending, if it cannot); the
         request records its outcome after this returns, so observers hear of it just after."""
         self._respond(perm.request_id, {"outcome": outcome})
         self._by_request_id.pop(perm.request_id, None)
-        asyncio.get_running_loop().call_soon(self.state.permission_answered, perm)
+        asyncio.get_running_loop().call_soon(self._answered, perm)
+
+    def _answered(self, perm: PermissionRequest) -> None:
+        """Log the answer; remember a user's ``*_always`` one; tell the state's observers."""
+        entry = self.log.record(perm, self._used.pop(perm.key, None))
+        if entry.who == "user" and entry.option_kind:
+            rule = learn(perm.key, policies.facts_of(perm, self.state), entry.option_kind)
+            if rule is not None:
+                self.rules.add(rule)
+                for other in self.state.pending_permissions:
+                    self._remembered(other)
+        self.state.permission_answered(perm)
+
+    def _remembered(self, perm: PermissionRequest) -> bool:
+        """Answer ``perm`` from a remembered decision, if one matches; True if it did."""
+        rule = self.rules.find(policies.facts_of(perm, self.state)) if self.rules else None
+        choice = policies.option_of(perm, ALWAYS[rule.decision]) if rule is not None else None
+        if choice is None or not perm.pending:
+            return False
+        self._used[perm.key] = rule
+        perm.select(choice, by="memory")
+        return True
 
     def _offer(self, perm: PermissionRequest) -> None:
-        if self._handler is None or perm.key in self._offered:
+        handler = self._handler if self._handler is not None else policies.from_env()
+        if handler is None or perm.key in self._offered:
             return
         self._offered.add(perm.key)
-        task = asyncio.get_running_loop().create_task(self._run_handler(perm, self._handler))
+        task = asyncio.get_running_loop().create_task(self._run_handler(perm, handler))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _run_handler(self, perm: PermissionRequest, handler: PermissionHandler) -> None:
         diagnose = self.state.diagnose
+        is_policy = isinstance(handler, policies.Policy)
         try:
-            choice = handler(perm)
+            choice = handler.answer(perm, self.state) if is_policy else handler(perm)
             if inspect.isawaitable(choice):
                 choice = await choice
         except Exception as exc:
@@ -119,7 +153,11 @@ class PermissionDesk:
             diagnose(
                 "permission-unanswered", f"handler gave no answer; {perm.key} left pending", level="info"
             )
+        elif choice is policies.CANCEL and is_policy:
+            perm.cancel(by="policy")
+            if self._cancel_turn is not None:
+                await self._cancel_turn()
         elif choice not in perm.option_ids:
             diagnose("permission-unknown-option", f"handler chose unknown option {choice!r}; left pending")
         else:
-            perm.select(choice)
+            perm.select(choice, by="policy" if is_policy else "handler")

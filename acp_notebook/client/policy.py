@@ -2,14 +2,16 @@
 
 A cell blocked in ``prompt_sync`` can never receive a click, so every request that arrives while
 it blocks is answered here — first by the session's own ``permission_handler`` if it gives a valid
-option, else by the policy:
+option, else by ``permissions=``, any policy of ``acp_notebook.policies`` (the one home of
+policies; this module only adapts them to a blocked cell):
 
-- ``"cancel"`` (the default): cancel the turn (``session/cancel``; the request is answered
-  ``cancelled``) and say how to answer instead;
-- ``"reject"`` / ``"allow-once"`` / ``"allow-always"``: the first option of that kind
-  (``reject`` takes ``reject_once``, else ``reject_always``); an option kind such as
+- ``"cancel"`` (the default, also what ``ask()`` means here): cancel the turn (``session/cancel``;
+  the request is answered ``cancelled``) and say how to answer instead;
+- ``"reject"`` / ``"allow-once"`` / ``"allow-always"`` (named policies): the first option of that
+  kind (``reject`` takes ``reject_once``, else ``reject_always``); an option kind such as
   ``"allow_once"`` or an exact ``optionId`` works too;
-- a callable ``policy(request) -> option_id | None`` (may be async); ``None`` cancels.
+- ``allow(kinds=...)``, ``reject(...)``, ``a | b``, or a callable ``policy(request) -> option_id |
+  None`` (may be async); no answer cancels.
 
 When the policy names nothing the request offers, the turn is cancelled, with a message.
 """
@@ -21,16 +23,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .. import policies
+
 DEFAULT = "cancel"
-KINDS: dict[str, tuple[str, ...]] = {
-    "reject": ("reject_once", "reject_always"),
-    "allow-once": ("allow_once",),
-    "allow-always": ("allow_always",),
-}
+KINDS: dict[str, tuple[str, ...]] = {k: v for k, v in policies.NAMES.items() if v}
 HINT = (
     "a blocked cell cannot receive a click, so {what}. Answer from code with "
-    "prompt_sync(..., permissions='allow-once' | 'reject' | a function), or use "
-    "`await session.prompt(...)` / `%%acp` and click."
+    "prompt_sync(..., permissions='allow-once' | 'reject' | acp_notebook.policies.allow(kinds=[...]) "
+    "| a function), or use `await session.prompt(...)` / `%%acp` and click."
 )
 
 
@@ -38,37 +38,43 @@ def check(policy: Any) -> Any:
     """Validate a ``permissions=`` value (None means the default, ``"cancel"``)."""
     if policy is None:
         return DEFAULT
-    if callable(policy) or isinstance(policy, str):
+    if isinstance(policy, policies.Policy | str) or callable(policy):
         return policy
-    raise TypeError(f"permissions= takes a string or a function, not {type(policy).__name__}")
+    raise TypeError(f"permissions= takes a policy, a string or a function, not {type(policy).__name__}")
 
 
 def option_for(request: Any, policy: str) -> str | None:
-    """The ``optionId`` a string policy picks for ``request``; None if it picks nothing."""
-    options = [o for o in request.options if isinstance(o, dict)]
-    if policy in request.option_ids:
-        return policy
-    for kind in KINDS.get(policy, (policy,)):
-        for option in options:
-            if option.get("kind") == kind and option.get("optionId") in request.option_ids:
-                return option["optionId"]
-    return None
+    """The ``optionId`` a named policy picks for ``request``; None if it picks nothing."""
+    answer = policies.Named(policy).answer(request)
+    return None if answer is policies.CANCEL else answer
 
 
 HANDLER_TIMEOUT = 10.0  # s an async handler may take while a cell blocks (no click can reach it)
 
 
-async def decide(request: Any, policy: Any, handler: Callable | None, notes: list[str]) -> str | None:
-    """The option to select: the session's handler first, then the policy; None means cancel.
+async def decide(
+    request: Any, policy: Any, handler: Callable | None, notes: list[str], state: Any = None
+) -> str | None:
+    """The option to select: the session's handler first, then the policy; None means cancel."""
+    choice, _who = await decide_by(request, policy, handler, notes, state)
+    return choice
+
+
+async def decide_by(
+    request: Any, policy: Any, handler: Callable | None, notes: list[str], state: Any = None
+) -> tuple[str | None, str]:
+    """``decide``, also saying who decided (``"handler"`` or ``"policy"``).
 
     An async handler gets ``HANDLER_TIMEOUT`` seconds: one waiting for a button click would wait
     forever, since a blocked cell never receives the click.
     """
-    for source in (handler, policy if callable(policy) else None):
+    sources = [(handler, "policy" if isinstance(handler, policies.Policy) else "handler")]
+    sources.append((policies.as_policy(policy), "policy"))
+    for source, who in sources:
         if source is None:
             continue
         try:
-            choice = source(request)
+            choice = source.answer(request, state) if isinstance(source, policies.Policy) else source(request)
             if inspect.isawaitable(choice):
                 choice = await asyncio.wait_for(choice, HANDLER_TIMEOUT)
         except TimeoutError:
@@ -77,16 +83,16 @@ async def decide(request: Any, policy: Any, handler: Callable | None, notes: lis
         except Exception as exc:
             notes.append(f"acp: the permission handler raised {exc!r}")
             continue
+        if choice is policies.CANCEL:
+            return None, who
         if choice in request.option_ids:
-            return choice
-    if isinstance(policy, str) and policy != DEFAULT:
-        return option_for(request, policy)
-    return None
+            return choice, who
+    return None, "policy"
 
 
 def cancelled_note(request: Any, policy: Any) -> str:
     """Why the turn was cancelled, and what to do instead."""
-    if policy == DEFAULT or callable(policy):
+    if policy == DEFAULT or not isinstance(policy, str):
         what = "the turn was cancelled"
     else:
         what = f"the turn was cancelled (permissions={policy!r} matches none of {request.option_ids})"

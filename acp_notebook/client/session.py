@@ -18,10 +18,11 @@ from ..protocol.patch import cancel_supported
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking
+from . import blocking, headless
 from .connection import DEFERRED
 from .errors import AgentExited
 from .host import FilePolicy, Host
+from .permission_memory import PermissionLog, PermissionRules
 from .permissions import PermissionDesk, PermissionHandler
 from .settings import SessionSettings
 from .summary import SessionSummary
@@ -50,6 +51,7 @@ class Session:
         self.roots = roots or [cwd]
         self.state = state or SessionState()
         self.host = Host(self.state, self.roots, files)
+        self.state.traffic_source = lambda: self.traffic  # the `traffic` table reads it
         self.modes: Any = None
         self.settings = SessionSettings(self)
         wire = agent.wire
@@ -58,6 +60,7 @@ class Session:
             wire.permission,
             agent.connection.respond,
             note_unannounced=wire.announces_before_asking,
+            cancel_turn=self.cancel,
         )
         self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop)
         self._queue = TurnQueue(agent.loop, self._runner.run, self.cancel, self._turn_failed)
@@ -82,6 +85,16 @@ class Session:
     def pending_permissions(self) -> list[PermissionRequest]:
         """Permission requests still waiting for an answer."""
         return self.state.pending_permissions
+
+    @property
+    def permission_rules(self) -> PermissionRules:
+        """Decisions remembered from the user's "always" answers (``.clear()`` forgets them)."""
+        return self._permissions.rules
+
+    @property
+    def permission_log(self) -> PermissionLog:
+        """Every answer to a permission request: who decided, when, which option."""
+        return self._permissions.log
 
     @property
     def turn(self) -> Turn | None:
@@ -112,6 +125,11 @@ class Session:
     def queued_prompts(self) -> int:
         """How many prompts wait for the running turn to end."""
         return len(self._queue.queued())
+
+    @property
+    def traffic(self) -> list[dict[str, Any]]:
+        """This session's recent messages (the agent's traffic entries tagged with its id)."""
+        return self.agent.traffic_log.ring.list(self.session_id)
 
     def summary(self) -> SessionSummary:
         """A typed snapshot for views and reports."""
@@ -165,7 +183,8 @@ class Session:
 
         Cancelling the task that awaits it (a timeout, an interrupt) cancels the turn as well.
         """
-        return await self._queue.wait(self.prompt_task(prompt), raise_interrupt=False)
+        with headless.notices(self):
+            return await self._queue.wait(self.prompt_task(prompt), raise_interrupt=False)
 
     def prompt_task(
         self,
@@ -225,14 +244,14 @@ class Session:
         tc = self.state.tool_calls.get(tool_call_id)
         if tc is None or not tc.cancellable:
             raise ValueError(f"tool call {tool_call_id!r} does not advertise capabilities.cancel")
-        return await self.agent.call(self.agent.wire.cancel_tool_call(self.session_id, tool_call_id))
+        return await self.agent.request(self.agent.wire.cancel_tool_call(self.session_id, tool_call_id))
 
     async def cancel_terminal(self, terminal_id: str) -> Any:
         """Ask the agent to cancel one terminal (needs its ``capabilities.cancel``)."""
         term = self.state.terminals.get(terminal_id)
         if term is None or not cancel_supported(term.capabilities):
             raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
-        return await self.agent.call(self.agent.wire.cancel_terminal(self.session_id, terminal_id))
+        return await self.agent.request(self.agent.wire.cancel_terminal(self.session_id, terminal_id))
 
     async def close(self) -> None:
         """Close the session: a running turn is cancelled first and ends ``cancelled``; then
@@ -242,7 +261,7 @@ class Session:
             await self.cancel()
         call = self.agent.wire.close_session(self.session_id)
         if call is not None:
-            await self.agent.call(call)
+            await self.agent.request(call)
         self._runner.end_running("cancelled")  # the agent will say no more about this session
         await self.host.close()
         self.agent.sessions.pop(self.session_id, None)

@@ -104,7 +104,7 @@ class SessionSettings:
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """Send ``session/set_config_option``; the answer's complete list replaces the options."""
         session = self.session
-        result = await session.agent.call(
+        result = await session.agent.request(
             session.agent.wire.set_config_option(session.session_id, config_id, value)
         )
         options = result.get("configOptions") if isinstance(result, dict) else None
@@ -119,7 +119,7 @@ class SessionSettings:
             await self.set_config_option(option["configId"], mode_id)
             return mode_id
         session = self.session
-        await session.agent.call(session.agent.wire.set_mode(session.session_id, mode_id))
+        await session.agent.request(session.agent.wire.set_mode(session.session_id, mode_id))
         session.state.apply({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
         if isinstance(session.modes, dict):
             session.modes = {**session.modes, "currentModeId": mode_id}

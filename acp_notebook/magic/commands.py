@@ -14,7 +14,7 @@ from ..client.errors import AcpError, AuthRequired
 from ..client.launch import demo_command, start_agent
 from ..client.registry import registry
 from ..client.session import Session
-from . import report
+from . import report, waiting
 from .errors import MagicError
 from .parser import parse_env
 
@@ -32,6 +32,7 @@ class Commands:
         self.shell = shell
         self.registry = registry()
         self.awaiting_login: dict[str, tuple[Agent, argparse.Namespace]] = {}
+        self.awaiting_prompt: dict[str, str] = {}  # a prompt refused for want of a login, by name
 
     # -- names ------------------------------------------------------------------------------------
     def session(self, name: str) -> Session:
@@ -73,6 +74,7 @@ class Commands:
                 parse_env(args.env),
                 protocol_version=args.protocol,
                 init_timeout=args.timeout,
+                record=getattr(args, "record", None),
             )
         except (AcpError, OSError) as exc:
             raise MagicError.from_exception(exc) from None
@@ -100,6 +102,7 @@ class Commands:
     async def login(self, args: argparse.Namespace) -> None:
         """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""
         from .login import run_login  # the login views load the widgets: only when needed
+        from .prompting import resend
 
         waiting = self.awaiting_login.get(args.name)
         agent = waiting[0] if waiting else self.live_session(args.name).agent
@@ -124,6 +127,7 @@ class Commands:
                 session = await agent.new_session(old.cwd)
             self.bind(args.name, session)
             print(f"The agent was restarted: `{args.name}` is a new session ({session.session_id}).")
+        await resend(self, args.name)
 
     async def logout(self, args: argparse.Namespace) -> None:
         """``%acp logout``."""
@@ -175,8 +179,7 @@ class Commands:
     async def wait(self, args: argparse.Namespace) -> None:
         """``%acp wait``: wait for the running and queued turns (an interrupt cancels them)."""
         session = self.live_session(args.name)
-        if not await session.wait_idle(args.timeout):
-            raise MagicError(f"`{args.name}` is still busy after {args.timeout:g} s", "TimeoutError")
+        await waiting.wait_idle(session, args.name, args.timeout)
         print(f"`{args.name}`: {report.turn_state(session)}")
 
     # -- settings ---------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ class AcpMagics(Magics):
                                  close the agent (stdin closed, then terminate, then kill)
           help                   this text (also ``%acp?``); ``%acp SUBCOMMAND -h`` for one
 
-        Cell magic — ``%%acp [--name NAME] [--wait] [--title TEXT]``:
+        Cell magic — ``%%acp [--name NAME] [--wait] [--timeout S] [--permissions POLICY] [--title TEXT]``:
 
           The cell body is the prompt, sent to session NAME (default ``acp``). The cell shows
           the view of this turn only — its messages, tool calls, terminals and permission
@@ -83,14 +83,21 @@ class AcpMagics(Magics):
           busy is queued (the cell says so) and starts when the running turn ends.
           ``--wait`` makes the cell wait for the end of the turn; permission buttons still work
           while it waits, and interrupting the kernel (■) cancels the turn, answers pending
-          permissions ``cancelled`` and leaves the agent running.
+          permissions ``cancelled`` and leaves the agent running. ``--timeout S`` gives up
+          waiting after S seconds, saying what permission requests are pending (the turn goes
+          on). ``--permissions POLICY`` answers this turn's requests with a policy: a name
+          (``allow-once``, ``allow-always``, ``reject``, ``cancel``, ``ask``) or a variable
+          holding an ``acp_notebook.policies`` policy, e.g. ``allow(kinds=["edit"])``. In a run
+          with no frontend (no view rendered) a waiting cell prints, once per request, what a
+          pending permission asks and the code that answers it.
 
         How it works: the extension rewrites top-level ``%acp`` lines and ``%%acp`` cells into
         ``await`` (an IPython input transformer), so they run as awaiting cells (ipykernel >= 7.4
         handles clicks during an awaiting cell, never during a blocking one). Where that is not
         possible (``x = %acp ...``, inside a function, ``%autoawait off``) the magic blocks the
         cell, running the loop nested (``nest_asyncio2``); a blocking ``--wait`` answers
-        permission requests by cancelling the turn, as ``session.prompt_sync`` does.
+        permission requests by cancelling the turn, as ``session.prompt_sync`` does (unless
+        ``--permissions`` names a policy that answers them).
         ``{var}`` and ``$var`` in the magic line are expanded from the user namespace.
 
         From Python: NAME is an ``acp_notebook.Session`` — ``acp.state.tool_calls``,

@@ -35,6 +35,7 @@ def _start() -> _Parser:
     p.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="offer v2 (default) or force v1")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for initialize")
     p.add_argument("--no-view", action="store_true", help="do not display the session view")
+    p.add_argument("--record", metavar="PATH", help="record the connection to this trace file (.jsonl)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the agent command line")
     return p
 
@@ -76,6 +77,13 @@ def _cell() -> _Parser:
     p.prog = "%%acp"
     p.add_argument("--wait", action="store_true", help="wait for the end of the turn (clicks still work)")
     p.add_argument("--title", default=None, help="the view's title (default: NAME and the prompt's start)")
+    p.add_argument("--timeout", type=float, default=None, help="with --wait: give up after this many seconds")
+    p.add_argument(
+        "--permissions",
+        metavar="POLICY",
+        help="answer this turn's permission requests: a policy name (allow-once, reject, cancel, ...) "
+        "or a variable holding an acp_notebook.policies policy",
+    )
     return p
 
 

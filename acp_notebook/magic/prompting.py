@@ -4,8 +4,9 @@ The turn runs as a task of the session's turn queue (``client.turns``) so the ce
 view's buttons work. A prompt sent while the session is busy is queued: the cell says so and
 shows a placeholder that becomes the turn's view when the turn starts. ``--wait`` awaits the
 turn (the extension makes such a cell an awaiting one, so clicks still arrive and a kernel
-interrupt cancels the turn); only if the cell could not be made awaiting does it block, and then
-permission requests cancel the turn (``client.policy``).
+interrupt cancels the turn; ``--timeout S`` bounds the wait); only if the cell could not be made
+awaiting does it block, and then permission requests cancel the turn (``client.policy``) unless
+``--permissions`` names a policy that answers them (``magic.waiting``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 from IPython.display import display
 
 from ..client.blocking import wait_blocking
-from ..client.errors import AcpError
+from ..client.errors import AcpError, AuthRequired
 from ..client.session import Session
+from . import report, waiting
 from .errors import MagicError
 
 QUEUED = "(queued: this turn starts when the running one ends)"
@@ -75,14 +77,40 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
     if queued:
         print(f"`{args.name}` is busy: this prompt is queued and starts when the running turn ends.")
     turn.show(queued)
-    task = session.prompt_task(text, on_start=turn.started, on_end=turn.ended)
+    policy = waiting.policy_named(args.permissions, commands.shell.user_ns)
+    on_start, on_end = waiting.turn_hooks(session, policy, turn.started, turn.ended)
+    task = session.prompt_task(text, on_start=on_start, on_end=on_end)
+    task.add_done_callback(lambda t: _needs_login(commands, args.name, text, t))
     if not args.wait:
         return
     try:
         if blocking:
-            reason = await wait_blocking(session, session.wait_turn(task))
+            reason = await wait_blocking(session, session.wait_turn(task), policy)
         else:
-            reason = await session.wait_turn(task)
+            reason = await waiting.wait_turn(session, task, args.name, args.timeout)
+    except AuthRequired as exc:
+        lines = report.auth_lines(exc.methods or session.agent.auth_methods, args.name)
+        raise MagicError(
+            f"{exc}\n" + "\n".join(lines) + "\n(the prompt is sent again after the login)"
+        ) from None
     except AcpError as exc:
         raise MagicError.from_exception(exc) from None
     print(f"`{args.name}`: turn ended ({reason})")
+
+
+def _needs_login(commands: Any, name: str, text: str, task: Any) -> None:
+    """A prompt the agent refused for want of a login is kept, to be sent after ``%acp login``."""
+    if not task.cancelled() and isinstance(task.exception(), AuthRequired):
+        commands.awaiting_prompt[name] = text
+
+
+async def resend(commands: Any, name: str) -> None:
+    """After a login: send again the prompt that needed it, with its view (``%acp login``)."""
+    text = commands.awaiting_prompt.pop(name, None)
+    if text is None:
+        return
+    session = commands.live_session(name)
+    print(f"Sending the prompt that needed the login again: {headline(text)!r}")
+    turn = CellTurn(session, f"{name}: {headline(text)}")
+    turn.show(session.busy)
+    session.prompt_task(text, on_start=turn.started, on_end=turn.ended)

@@ -35,7 +35,7 @@ Result = tuple[str, str, tuple[str, ...], bool]  # (item kind, id, changed field
 class Message:
     """One message of the conversation; ``content`` holds content blocks as received."""
 
-    __slots__ = ("content", "message_id", "meta", "role", "synthetic")
+    __slots__ = ("content", "first_seen", "last_seen", "message_id", "meta", "role", "synthetic")
 
     def __init__(self, message_id: str, role: str, synthetic: bool = False) -> None:
         self.message_id = message_id
@@ -43,6 +43,7 @@ class Message:
         self.content: list[Any] = []
         self.meta: dict[str, Any] | None = None
         self.synthetic = synthetic
+        self.first_seen = self.last_seen = 0.0  # the state's clock: first and latest update
 
     @property
     def text(self) -> str:

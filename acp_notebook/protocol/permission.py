@@ -45,6 +45,7 @@ class PermissionRequest:
         self.session_id = params.get("sessionId")
         self.options: list[Any] = []
         self.outcome: dict[str, Any] | None = None
+        self.decided_by: str | None = None  # who answered ("user", "policy", ...), as given to select
         self.on_answer = on_answer
         self._answering = False
         self.diagnostics: list[Diagnostic] = []
@@ -100,17 +101,20 @@ class PermissionRequest:
         outcome = self.outcome or {}
         return outcome.get("optionId") if outcome.get("outcome") == "selected" else None
 
-    def select(self, option_id: str) -> None:
-        """Answer with the option ``option_id``; raises for an unknown option or a second answer."""
+    def select(self, option_id: str, *, by: str | None = None) -> None:
+        """Answer with the option ``option_id``; raises for an unknown option or a second answer.
+
+        ``by`` names who decided (``"user"``, ``"policy"``, ...); it is kept as ``decided_by``.
+        """
         if option_id not in self.option_ids:
             raise ValueError(f"unknown option {option_id!r}; choose one of {self.option_ids}")
-        self._answer({"outcome": "selected", "optionId": option_id})
+        self._answer({"outcome": "selected", "optionId": option_id}, by)
 
-    def cancel(self) -> None:
+    def cancel(self, *, by: str | None = None) -> None:
         """Answer ``cancelled`` (what the protocol requires when the turn is cancelled)."""
-        self._answer({"outcome": "cancelled"})
+        self._answer({"outcome": "cancelled"}, by)
 
-    def _answer(self, outcome: dict[str, Any]) -> None:
+    def _answer(self, outcome: dict[str, Any], by: str | None = None) -> None:
         if self.outcome is not None or self._answering:
             already = self.outcome or "an answer being sent"
             raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {already}")
@@ -120,6 +124,7 @@ class PermissionRequest:
                 self.on_answer(self, outcome)  # sends the response; if it raises, still pending
         finally:
             self._answering = False
+        self.decided_by = by
         self.outcome = outcome
 
     def __repr__(self) -> str:

@@ -6,18 +6,20 @@ module patch it — each rule is stated once, there: ``toolcall`` (omit keeps, n
 replaces, arrays replace whole, ``_meta`` patches by key), ``terminal`` (the same; a snapshot
 replaces every byte, chunks append), ``content`` (the schema's skip-invalid-items), ``messages``
 (chunks append by ``messageId``), ``plans`` (replaced by ``planId``), ``session_values`` (run
-state, session-wide values) — then notes first sightings in ``timeline`` and tells subscribers
-what changed. Bad input goes to ``diagnostics``, never raised; unknown kinds are kept in
-``other_updates``. The reducer never mutates what it is given, every ``to_dict`` is a deep copy,
-and nothing here does I/O.
+state, session-wide values) — then notes first sightings in ``timeline``, stamps when each item
+was first and last seen (the injectable ``clock``; tool calls also count their ``updates``), and
+tells subscribers what changed. Bad input goes to ``diagnostics``, never raised; unknown kinds
+are kept in ``other_updates``. The reducer never mutates what it is given, every ``to_dict`` is a
+deep copy, and nothing here does I/O. ``records``/``frame`` read the state as tables (``tables.py``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from . import tables
 from .changes import Change, Observer, Observers
 from .content import clean_item, terminal_refs
 from .diagnostics import Diagnostic
@@ -46,6 +48,7 @@ class SessionState:
         self.messages: dict[str, Message] = self._conversation.messages
         self.plans: dict[str, Plan] = self._conversation.plans
         self.permissions: dict[str, PermissionRequest] = {}
+        self.permission_times: dict[str, tuple[float, float | None]] = {}  # key -> (asked, answered)
         self.timeline: list[tuple[str, Any]] = []
         self.file_writes: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
@@ -61,6 +64,7 @@ class SessionState:
         self.notices: list[dict[str, Any]] = []
         self.other_updates: list[dict[str, Any]] = []
         self.terminal_output_cap = terminal_output_cap
+        self.traffic_source: Callable[[], Iterable[dict[str, Any]]] | None = None  # the recorder's ring
         self._clock = clock
         self._observers = Observers(lambda text: self.diagnostics.append(Diagnostic("observer-error", text)))
 
@@ -109,8 +113,10 @@ class SessionState:
     def _tool_call_obj(self, tc_id: str, now: float, replace: bool = False) -> tuple[ToolCall, bool]:
         tc = self.tool_calls.get(tc_id)
         if tc is not None and not replace:
+            tc.updates += 1
             return tc, False
         self.tool_calls[tc_id] = new = ToolCall(tc_id, now)
+        new.updates = 1 if tc is None else tc.updates + 1
         if tc is None:
             self._note("tool_call", tc_id)
         return new, tc is None
@@ -123,7 +129,7 @@ class SessionState:
         tc, created = self._tool_call_obj(tc_id, now, replace)
         changed = apply_fields(tc, update, self.diagnose, now)
         if "content" in changed:
-            self._ensure_terminals(terminal_refs(tc.content))
+            self._ensure_terminals(terminal_refs(tc.content), now)
         self._conversation.interrupt()
         self._changed("tool_call", tc_id, tuple(changed), created)
 
@@ -140,31 +146,40 @@ class SessionState:
         item = clean_item(update["content"], self.diagnose)  # null or invalid: nothing appended
         if item is None:
             return
-        tc, created = self._tool_call_obj(tc_id, self._clock())
+        now = self._clock()
+        tc, created = self._tool_call_obj(tc_id, now)
         tc.content.append(item)
-        self._ensure_terminals(terminal_refs([item]))
+        tc.updated_at = now
+        self._ensure_terminals(terminal_refs([item]), now)
         self._changed("tool_call", tc_id, ("content",), created)
 
     # -- terminals -------------------------------------------------------------------------------
-    def _terminal(self, terminal_id: str) -> tuple[Terminal, bool]:
+    def _terminal(self, terminal_id: str, now: float) -> tuple[Terminal, bool]:
         term = self.terminals.get(terminal_id)
         if term is not None:
+            term.last_seen = now
             return term, False
-        term = self.terminals[terminal_id] = Terminal(terminal_id, self.terminal_output_cap)
+        term = self.terminals[terminal_id] = Terminal(terminal_id, self.terminal_output_cap, now)
         return term, True
 
-    def _ensure_terminals(self, ids: list[str]) -> None:
+    def _ensure_terminals(self, ids: list[str], now: float) -> None:
+        """Create the terminals a tool call references (a reference is not an update of one)."""
         for terminal_id in ids:
-            _, created = self._terminal(terminal_id)
-            if created:
+            if terminal_id not in self.terminals:
+                self._terminal(terminal_id, now)
                 self._changed("terminal", terminal_id, (), True)
 
     def _terminal_update(self, update: dict[str, Any]) -> None:
         terminal_id = self._id(update, "terminalId")
         if terminal_id is None:
             return
-        term, created = self._terminal(terminal_id)
+        now = self._clock()
+        term, created = self._terminal(terminal_id, now)
         changed = apply_terminal_fields(term, update, self.diagnose)
+        if "exitStatus" in changed and term.exit_status is None:
+            term.exited_at = None
+        elif "exitStatus" in changed and term.exited_at is None:
+            term.exited_at = now  # the first exit status: the end of its duration
         if self._observers:
             replaced = "output" in changed
             data = term.output if replaced else None
@@ -182,7 +197,7 @@ class SessionState:
 
     def append_output(self, terminal_id: str, data: bytes) -> None:
         """Append bytes to a terminal (a decoded chunk, or a client-run terminal's output)."""
-        term, created = self._terminal(terminal_id)
+        term, created = self._terminal(terminal_id, self._clock())
         term.append(data)
         self._changed("terminal", terminal_id, ("output",), created, data)
 
@@ -190,9 +205,16 @@ class SessionState:
     def _conversation_update(self, update: dict[str, Any]) -> None:
         result = self._conversation.apply(update, self.diagnose)
         if result is not None:
+            if result[0] == "message":
+                self._seen(self.messages[result[1]], result[3])
             if result[3]:
                 self._note(result[0], result[1])
             self._changed(*result)
+
+    def _seen(self, msg: Message, created: bool) -> None:
+        msg.last_seen = now = self._clock()
+        if created:
+            msg.first_seen = now
 
     def _session_update(self, update: dict[str, Any]) -> None:
         records = {"session_info": self.session_info, "usage": self.usage}
@@ -233,12 +255,16 @@ class SessionState:
         update = request.tool_call_update
         if update is not None:
             self._tool_call(update)
+        self.permission_times.setdefault(request.key, (self._clock(), None))
         self.permissions[request.key] = request
         self._note("permission", request.key)
         self._changed("permission", request.key, (), True)
 
     def permission_answered(self, request: PermissionRequest) -> None:
-        """Tell observers that ``request`` now has an outcome."""
+        """Note when ``request`` got its outcome (``permission_times``) and tell observers."""
+        times = self.permission_times.get(request.key)
+        if times is not None and times[1] is None and not request.pending:
+            self.permission_times[request.key] = (times[0], self._clock())
         self._changed("permission", request.key, ("outcome",))
 
     @property
@@ -252,6 +278,15 @@ class SessionState:
         index = len(self.file_writes) - 1
         self._note("file_write", index)
         self._changed("file_write", str(index), (), True)
+
+    # -- tables ----------------------------------------------------------------------------------
+    def records(self, kind: str) -> list[dict[str, Any]]:
+        """The rows of table ``kind`` (``tables.KINDS``) as plain JSON-friendly dicts."""
+        return tables.records(self, kind)
+
+    def frame(self, kind: str) -> Any:
+        """The rows of table ``kind`` as a pandas DataFrame (the ``[pandas]`` extra)."""
+        return tables.frame(self, kind)
 
     _HANDLERS: ClassVar[dict[str, Handler]] = {
         "tool_call_update": _tool_call,

@@ -72,15 +72,18 @@ class Terminal:
         "command",
         "cwd",
         "exit_status",
+        "exited_at",
         "extra",
+        "first_seen",
         "generation",
+        "last_seen",
         "meta",
         "output_meta",
         "size",
         "terminal_id",
     )
 
-    def __init__(self, terminal_id: str, cap: int = DEFAULT_OUTPUT_CAP) -> None:
+    def __init__(self, terminal_id: str, cap: int = DEFAULT_OUTPUT_CAP, now: float = 0.0) -> None:
         self.terminal_id = terminal_id
         self.command: str | None = None
         self.cwd: str | None = None
@@ -91,6 +94,8 @@ class Terminal:
         self.output_meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] = {}
         self.cap = cap
+        self.first_seen = self.last_seen = now  # the state's clock: first and latest update
+        self.exited_at: float | None = None  # when an exitStatus arrived (None while running)
         self.generation = 0
         self._buf = bytearray()
         self._start = 0
@@ -121,6 +126,11 @@ class Terminal:
     def exited(self) -> bool:
         """True once a concrete ``exitStatus`` was received."""
         return self.exit_status is not None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from first sight to the exit status (None while running)."""
+        return None if self.exited_at is None else self.exited_at - self.first_seen
 
     @property
     def text(self) -> str:

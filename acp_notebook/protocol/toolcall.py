@@ -78,6 +78,7 @@ class ToolCall:
         "title",
         "tool_call_id",
         "updated_at",
+        "updates",
     )
 
     def __init__(self, tool_call_id: str, now: float = 0.0) -> None:
@@ -95,6 +96,7 @@ class ToolCall:
         self.extra: dict[str, Any] = {}
         self.created_at = self.updated_at = now
         self.ended_at: float | None = None
+        self.updates = 0  # updates and content chunks applied to it (the reducer counts them)
 
     @property
     def phase(self) -> str:

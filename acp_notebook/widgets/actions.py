@@ -28,7 +28,7 @@ class Actions:
         if request is None or not request.pending:
             return
         try:
-            request.select(option_id)
+            request.select(option_id, by="user")
         except ValueError as exc:
             self.state.diagnose("view-action-error", str(exc))
             return

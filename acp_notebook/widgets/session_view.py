@@ -3,7 +3,8 @@
 It never touches the connection: state changes mark entries dirty, the kernel-wide scheduler
 decides when a coalesced patch goes out (terminal bytes as binary buffers, only the new ones),
 and the ``snapshot``/``terminal_bytes`` traits are refreshed more slowly so that a reload or a
-saved notebook shows the same tree. Clicks come back as messages and go to ``actions``.
+saved notebook shows the same tree. Clicks come back as messages and go to ``actions``; the
+browser's ``rendered`` (sent once, when the page renders the view) tells ``client.frontend`` someone looks.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import anywidget
 import traitlets
 from ipywidgets import widget_serialization
 
+from ..client import frontend
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
@@ -48,6 +50,7 @@ class SessionView(anywidget.AnyWidget):
         root: str | None = None,
     ) -> None:
         super().__init__(runtime=get_runtime())
+        frontend.mark_shown()
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
         self.title, self.root = title, root if root is not None else vm.server_root()
@@ -210,6 +213,8 @@ class SessionView(anywidget.AnyWidget):
         kind = content.get("type")
         if kind == "resync":
             self.flush_full()
+        elif kind == "rendered":
+            frontend.mark_rendered()
         elif kind == "select":
             self.actions.select(str(content.get("key")), str(content.get("option")))
         elif kind == "cancel_turn":

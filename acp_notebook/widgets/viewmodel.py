@@ -189,6 +189,7 @@ def permission_entry(perm: PermissionRequest) -> dict[str, Any]:
         "tool_call_id": perm.tool_call_id,
         "options": options,
         "outcome": perm.outcome,
+        "decided_by": perm.decided_by,
     }
 
 

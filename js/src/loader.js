@@ -41,6 +41,15 @@ async function runtimeApi(model) {
   return registry;
 }
 
+/** Tell the kernel that a view of this widget is on a page (`{"type": "rendered"}`, once per view). */
+function rendered(model) {
+  try {
+    model.send({ type: "rendered" });
+  } catch (err) {
+    console.warn("acp_notebook: cannot reach the kernel", err);
+  }
+}
+
 export default () => {
   let queue = [];
   const onMsg = (msg, buffers) => {
@@ -52,6 +61,7 @@ export default () => {
       return () => model.off("msg:custom", onMsg);
     },
     async render({ model, el }) {
+      rendered(model); // at once, before the runtime loads: the kernel learns someone can see and click
       try {
         const api = await runtimeApi(model);
         const queued = queue || [];

@@ -3,6 +3,7 @@ import { icon } from "./icons.js";
 import { renderMarkdown } from "./markdown.js";
 import { h, text } from "./util.js";
 
+const BY = { memory: "remembered", policy: "by policy", handler: "by handler" };
 const KIND_CLASS = { allow_once: "allow", allow_always: "allow", reject_once: "reject", reject_always: "reject" };
 
 /** The id the kernel knows this request by (the entry's `key`, else the entry key's id part). */
@@ -80,7 +81,9 @@ function outcomeNote(entry, outcome) {
   if (!outcome) return null;
   if (outcome.outcome === "selected") {
     const opt = (entry.options || []).find((o) => o && o.id === outcome.optionId);
-    return h("div", { class: "acp-perm-outcome" }, "Selected: ", h("strong", null, text(opt ? opt.name : outcome.optionId)));
+    const by = BY[entry.decided_by];
+    return h("div", { class: "acp-perm-outcome" }, "Selected: ", h("strong", null, text(opt ? opt.name : outcome.optionId)),
+      ...(by ? [h("span", { class: "acp-muted acp-perm-by", dataset: { by: entry.decided_by } }, ` (${by})`)] : []));
   }
   if (outcome.outcome === "cancelled") return h("div", { class: "acp-perm-outcome acp-perm-cancelled" }, "Cancelled");
   return h("div", { class: "acp-perm-outcome" }, `Outcome: ${text(outcome.outcome)}`);

@@ -5,6 +5,7 @@ only when the client advertises ``auth.terminal``); ``session/new`` needs a logi
 ``python login_agent.py STATE_DIR --login``: the terminal login — asks for a code on the
 terminal, exits 0 and writes STATE_DIR/token when it is "1234", exits 3 otherwise.
 ``authenticate`` with the env_var method succeeds when FAKE_KEY is in the environment.
+``--open``: ``session/new`` needs no login, ``session/prompt`` does (then answers ``end_turn``).
 """
 
 import json
@@ -67,8 +68,15 @@ for line in sys.stdin:
                     },
                 }
             )
-    elif method == "session/new":
+    elif method == "session/prompt":
         if authed or (state / "token").exists():
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        else:
+            send(
+                {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Authentication required"}}
+            )
+    elif method == "session/new":
+        if authed or (state / "token").exists() or "--open" in sys.argv:
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
         else:
             send(

@@ -1,5 +1,6 @@
 """``notebooks/quickstart.ipynb`` in a real JupyterLab (Chromium): a person clicks the permission
-buttons while the awaiting ``%%acp --wait`` cell runs, the turn finishes, the rest of the notebook
+buttons while the awaiting ``%%acp --wait`` cell runs (the views rendered, so the quickstart's
+``when_headless`` policy leaves the requests to the person), the turn finishes, the rest of the notebook
 runs, and nothing leaves localhost. Uses the fixtures of ``conftest.py`` (lab server, pages).
 
 Needs the JS bundle (``cd js && npm run build``) and Chromium at /usr/bin/chromium.
@@ -108,7 +109,7 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
 
     start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
     wait_text(page, start, "is `acp`", "the agent to start")
-    wait_text(page, cell_index("import os"), "you: click the buttons", "the note on who answers")
+    wait_text(page, cell_index("from acp_notebook.policies"), "when_headless(", "the headless-only policy")
 
     titles = []
     for _ in range(2):  # the demo asks to edit files, then to run the tests

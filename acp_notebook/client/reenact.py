@@ -1,0 +1,209 @@
+"""Re-enacting a trace through the real client: an ``Agent`` over a memory stream, entry by entry.
+
+What the agent sent (``in``) is pushed into the stream as if the agent wrote it (responses get
+the ids this client actually used). What the client sent (``out``) is done again through the
+public API — ``initialize``, ``new_session``, ``prompt_task``, ``cancel``, choosing the recorded
+permission option — so the echo, turn tracking and permission desk run as they did live; other
+requests and notifications go out as recorded. v1 ``fs/*``/``terminal/*`` requests are not served
+again (nothing touches the disk or starts a process): the recorded answer is sent instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from ..protocol.state import SessionState
+from .agent import Agent
+from .connection import DEFERRED
+from .host import HOST_METHODS
+from .memory import MemoryStream
+from .recorded_host import apply_answer
+
+SETTLE = 8  # loop turns after each entry, so the tasks it woke have run (deterministic: no I/O)
+
+
+class ReplayStream(MemoryStream):
+    """A memory stream that also delivers recorded stderr lines."""
+
+    on_stderr: Any = None
+
+
+def offer_of(params: Any) -> dict[str, bool]:
+    """The ``Agent`` options matching a recorded ``initialize`` offer."""
+    caps = params.get("clientCapabilities") if isinstance(params, dict) else None
+    caps = caps if isinstance(caps, dict) else {}
+    fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
+    meta = caps.get("_meta") if isinstance(caps.get("_meta"), dict) else {}
+    return {
+        "files": bool(fs.get("readTextFile", True)),
+        "terminals": bool(caps.get("terminal", True)),
+        "terminal_output": bool(meta.get("terminal_output", True)),
+    }
+
+
+class Reenactment:
+    """One client, fed a trace's entries in order (``await apply(entry)``)."""
+
+    def __init__(self, command: list[str] | None, init_params: Any = None) -> None:
+        self.stream = ReplayStream(argv=list(command or ["(replay)"]))
+        self.agent = Agent(self.stream, **offer_of(init_params))
+        self.blank = SessionState()
+        self.session_id: str | None = None
+        self._ids: dict[Any, Any] = {}  # recorded request id -> the id this client used
+        self._host_requests: dict[Any, tuple[str, Any]] = {}  # agent's id -> (method, params)
+        self._tasks: list[asyncio.Future] = []
+
+    @property
+    def state(self) -> SessionState:
+        """The first session's state (an empty one before it exists)."""
+        session = self.agent.sessions.get(self.session_id) if self.session_id else None
+        return session.state if session is not None else self.blank
+
+    async def apply(self, entry: dict[str, Any]) -> None:
+        """Re-enact one entry."""
+        kind = entry.get("kind")
+        if kind == "stderr":
+            if self.stream.on_stderr is not None:
+                self.stream.on_stderr(str(entry.get("text", "")))
+        elif entry.get("dir") == "out" and kind == "message":
+            await self._client_sends(entry.get("message"))
+        elif kind == "stdout":
+            await self._push(str(entry.get("text", "")).encode("utf-8", "replace"))
+        elif kind == "message":
+            await self._push(json.dumps(self._remap(entry.get("message"))).encode())
+        await _settle()
+
+    async def _push(self, line: bytes) -> None:
+        self._serve_no_host()
+        self.stream.push(line)
+        await asyncio.wait_for(self.stream.idle(), 5.0)
+
+    def _remap(self, message: Any) -> Any:
+        if isinstance(message, list):
+            return [self._remap(m) for m in message]
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            return {**message, "id": self._ids.get(_key(message["id"]), message["id"])}
+        if isinstance(message, dict) and message.get("method") in HOST_METHODS:
+            self._host_requests[_key(message.get("id"))] = (message["method"], message.get("params"))
+        return message
+
+    def _serve_no_host(self) -> None:
+        """Once initialized: host requests wait for their recorded answer instead of running."""
+        routes = self.agent.connection.routes.requests
+        for method in HOST_METHODS & routes.keys():
+            routes[method] = lambda _request: DEFERRED
+
+    # -- what the client sent --------------------------------------------------------------------
+    async def _client_sends(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            return  # a batch reply: its answers were produced by the requests it answers
+        before = len(self.stream.sent)
+        if "method" not in message:
+            self._answer(message)
+            return
+        self._start(message)
+        for _ in range(SETTLE * 4):
+            if len(self.stream.sent) > before:
+                break
+            await asyncio.sleep(0)
+        sent = self.stream.sent[before:]
+        if "id" in message and sent and isinstance(sent[-1], dict) and "id" in sent[-1]:
+            self._ids[_key(message["id"])] = sent[-1]["id"]
+
+    def _start(self, message: dict[str, Any]) -> None:
+        method, params = message["method"], message.get("params")
+        params = params if isinstance(params, dict) else {}
+        session = self.agent.sessions.get(params.get("sessionId"))
+        if method == "initialize":
+            self._spawn(self.agent.initialize(params.get("protocolVersion", 2)))
+        elif method == "session/new":
+            extra = params.get("additionalDirectories") or ()
+            self._spawn(self._new(params.get("cwd"), params.get("mcpServers"), extra))
+        elif method in ("session/load", "session/resume") and isinstance(params.get("sessionId"), str):
+            self._spawn(self._resume(method, params))
+        elif method == "session/prompt" and session is not None:
+            self._track(session.prompt_task(params.get("prompt") or [{"type": "text", "text": ""}]))
+        elif method == "session/cancel" and session is not None:
+            self._spawn(session.cancel())
+        elif "id" in message:
+            self._track(self.agent.connection.request(method, params))
+        else:
+            self.agent.connection.notify(method, message.get("params"))
+
+    async def _new(self, cwd: Any, servers: Any, extra: Any) -> None:
+        session = await self.agent.new_session(cwd or "/", servers or [], additional_directories=extra)
+        if self.session_id is None:
+            self.session_id = session.session_id
+
+    async def _resume(self, method: str, params: dict[str, Any]) -> None:
+        history = method == "session/load" or "replayFrom" in params
+        servers, extra = params.get("mcpServers") or [], params.get("additionalDirectories") or ()
+        cwd = params.get("cwd") or "/"
+        if self.session_id is None:
+            self.session_id = params["sessionId"]
+        await self.agent.resume_session(
+            params["sessionId"], cwd, replay=history, mcp_servers=servers, additional_directories=extra
+        )
+
+    def _answer(self, response: dict[str, Any]) -> None:
+        """The client's answer to the agent's request: the same choice, or the recorded answer."""
+        request_id = response.get("id")
+        for session in self.agent.sessions.values():
+            for perm in session.pending_permissions:
+                if perm.request_id == request_id:
+                    return _choose(perm, response.get("result"))
+        host = self._host_requests.pop(_key(request_id), None)
+        if host is not None:
+            self._host_answer(request_id, host, response)
+        # anything else was answered by the client itself when the request arrived
+
+    def _host_answer(self, request_id: Any, host: tuple[str, Any], response: dict[str, Any]) -> None:
+        method, params = host
+        error = response.get("error")
+        if isinstance(error, dict):
+            code, text = error.get("code", -32603), str(error.get("message", ""))
+            self.agent.connection.respond_error(request_id, code, text, error.get("data"))
+            return
+        session = self.agent.sessions.get(params.get("sessionId") if isinstance(params, dict) else None)
+        if session is not None:
+            apply_answer(session.state, session.cwd, method, params, response.get("result"))
+        self.agent.connection.respond(request_id, response.get("result"))
+
+    def _spawn(self, coroutine: Any) -> None:
+        self._track(asyncio.ensure_future(coroutine))
+
+    def _track(self, future: asyncio.Future) -> None:
+        future.add_done_callback(_quiet)
+        self._tasks.append(future)
+
+    async def close(self) -> None:
+        """End the re-enactment (its agent closes; its tasks end)."""
+        await self.agent.close(0)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _choose(perm: Any, result: Any) -> None:
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    outcome = outcome if isinstance(outcome, dict) else {}
+    if outcome.get("outcome") == "selected" and outcome.get("optionId") in perm.option_ids:
+        perm.select(outcome["optionId"])
+    else:
+        perm.cancel()
+
+
+def _quiet(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()  # a re-enacted call may fail as it did live: the state says so
+
+
+def _key(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
+
+
+async def _settle() -> None:
+    for _ in range(SETTLE):
+        await asyncio.sleep(0)

@@ -1,0 +1,89 @@
+"""What a waiting ``%%acp`` / ``%acp wait`` cell adds: a policy for one turn, a bounded wait.
+
+``%%acp --permissions NAME`` answers this turn's permission requests with a policy (a built-in
+name of ``acp_notebook.policies``, or a variable of the user's namespace holding one), before the
+session's own handler; the handler is back when the turn ends. ``--timeout S`` bounds the wait:
+on timeout the cell fails with one message saying what is pending and how to answer it (the turn
+goes on: answer it, or ``%acp cancel``). While a cell waits in a run nobody watches, each pending
+request is described once in its output (``client.headless``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from .. import policies
+from ..client import headless
+from .errors import MagicError
+
+
+def policy_named(name: str | None, namespace: dict[str, Any]) -> policies.Policy | None:
+    """The policy ``--permissions NAME`` names (None without the option)."""
+    if name is None:
+        return None
+    try:
+        return policies.lookup(name, namespace)
+    except (KeyError, TypeError) as exc:
+        raise MagicError(str(exc).strip("'\""), "UsageError") from None
+
+
+def turn_hooks(session: Any, policy: policies.Policy | None, on_start: Callable, on_end: Callable) -> tuple:
+    """``on_start`` / ``on_end`` that also put ``policy`` in front of the handler for the turn."""
+    if policy is None:
+        return on_start, on_end
+    saved: dict[str, Any] = {}
+
+    def start() -> None:
+        saved["handler"] = previous = session.permission_handler
+        saved["ours"] = policy if previous is None else policy | previous
+        session.permission_handler = saved["ours"]
+        on_start()
+
+    def end() -> None:
+        if session.permission_handler is saved.get("ours"):
+            session.permission_handler = saved.get("handler")
+        on_end()
+
+    return start, end
+
+
+async def wait_turn(session: Any, task: asyncio.Task, name: str, timeout: float | None) -> str | None:
+    """Wait for the turn (an interrupt cancels it); on timeout raise, saying what is pending."""
+    with headless.notices(session, name):
+        if timeout is None:
+            return await session.wait_turn(task)
+        waiter = asyncio.ensure_future(session.wait_turn(task))
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+        except asyncio.CancelledError:  # an interrupt: the waiter cancels the turn, then raises
+            waiter.cancel()
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return await waiter
+        if not done:
+            waiter.add_done_callback(_quiet)
+            raise timed_out(session, name, timeout, "the turn is still running")
+        return waiter.result()
+
+
+async def wait_idle(session: Any, name: str, timeout: float | None) -> None:
+    """``%acp wait``: until no turn runs or waits; on timeout raise, saying what is pending."""
+    with headless.notices(session, name):
+        if not await session.wait_idle(timeout):
+            raise timed_out(session, name, timeout or 0, "it is still busy")
+
+
+def timed_out(session: Any, name: str, timeout: float, what: str) -> MagicError:
+    """The one message of a wait that gave up: what is pending, how to answer or cancel."""
+    lines = [f"`{name}`: gave up waiting after {timeout:g} s; {what} (%acp cancel --name {name} stops it)"]
+    pending = headless.pending_lines(session, name)
+    lines += pending or ["no permission request is pending"]
+    return MagicError("\n".join(lines), "TimeoutError")
+
+
+def _quiet(task: asyncio.Task) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: the cell that gave up does not want it

@@ -1,0 +1,47 @@
+"""Regenerate the demo traces: ``python -m acp_notebook.traces.make [FOLDER]``.
+
+Runs the demo agent (no pauses) in v2 and in v1 with ``record=``, in a neutral working directory
+(``/tmp/acp-demo``), sends one prompt and allows the permission it asks once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from ..client.launch import start_agent
+from . import FOLDER
+
+CWD = "/tmp/acp-demo"
+PROMPT = "Fix the failing test, please."
+
+
+def allow_once(request: object) -> str | None:
+    """The request's first ``allow_once`` option."""
+    options = getattr(request, "options", [])
+    return next((o["optionId"] for o in options if o.get("kind") == "allow_once"), None)
+
+
+async def record(path: Path, protocol: int) -> None:
+    """Record one demo turn in ``protocol`` to ``path``."""
+    os.makedirs(CWD, exist_ok=True)
+    command = ["python", "-m", "acp_notebook.demo_agent", "--speed", "0"]
+    agent = await start_agent(command, CWD, protocol_version=protocol, record=path)
+    try:
+        session = await agent.new_session(CWD)
+        session.permission_handler = allow_once
+        await asyncio.wait_for(session.prompt(PROMPT), 60)
+    finally:
+        await agent.close()
+
+
+async def main(folder: Path) -> None:
+    """Both demo traces."""
+    await record(folder / "demo_v2.jsonl", 2)
+    await record(folder / "demo_v1.jsonl", 1)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else FOLDER))

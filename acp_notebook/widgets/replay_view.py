@@ -1,0 +1,84 @@
+"""A replay's view: a scrubber (slider, play/pause, step, speed) above the session view.
+
+The session view observes one ``SessionState``; a replay's state is rebuilt when it seeks
+backwards, and is changed on the replay's worker thread. So the view is closed before every
+seek and a new one shows the state after it, inside the same box: nothing observes a state
+while it changes, and the view always shows the replay's current state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ipywidgets as w
+
+from .session_view import SessionView
+
+SPEEDS = (("0.5x", 0.5), ("1x", 1.0), ("2x", 2.0), ("10x", 10.0), ("instant", None))
+
+
+class ReplayView(w.VBox):
+    """A ``SessionView`` of a replay under its scrubber."""
+
+    def __init__(self, replay: Any, **view_options: Any) -> None:
+        self.replay, self._options = replay, view_options
+        self.slider = w.IntSlider(value=replay.position, min=0, max=len(replay), description="message")
+        self.play_button = w.ToggleButton(value=False, description="Play", icon="play")
+        self.back = w.Button(description="", icon="step-backward", tooltip="one message back")
+        self.forward = w.Button(description="", icon="step-forward", tooltip="one message on")
+        self.speed = w.Dropdown(options=SPEEDS, value=1.0, description="speed", layout={"width": "160px"})
+        self.label = w.Label()
+        self.session_view: SessionView | None = None
+        self.body = w.Box()
+        bar = w.HBox([self.back, self.play_button, self.forward, self.slider, self.speed, self.label])
+        super().__init__([bar, self.body])
+        self.slider.observe(self._on_slider, names="value")
+        self.play_button.observe(self._on_play, names="value")
+        self.back.on_click(lambda _b: replay.step(-1))
+        self.forward.on_click(lambda _b: replay.step(1))
+        replay.before_seek.append(self._before)
+        replay.on_seek.append(self._after)
+        self._after(replay)
+
+    def _before(self, _replay: Any) -> None:
+        if self.session_view is not None:
+            self.session_view.close()
+            self.session_view = None
+
+    def _after(self, replay: Any) -> None:
+        self.session_view = SessionView(replay.state, **self._options)
+        self.body.children = (self.session_view,)
+        if self.slider.value != replay.position:
+            self.slider.value = replay.position
+        self.label.value = f"{replay.position}/{len(replay)} · {replay.time_at(replay.position):.2f} s"
+        if self.play_button.value and not replay.playing and replay.position >= len(replay):
+            self.play_button.value = False
+
+    def _on_slider(self, change: dict[str, Any]) -> None:
+        if change["new"] != self.replay.position:
+            self.replay.seek(change["new"])
+
+    def _on_play(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            self.replay.pause()
+            self.play_button.description, self.play_button.icon = "Play", "play"
+            return
+        self.play_button.description, self.play_button.icon = "Pause", "pause"
+        if self.replay.position >= len(self.replay):
+            self.replay.seek(0)
+        task = self.replay.play(self.speed.value)
+        task.add_done_callback(self._played)
+
+    def _played(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and self.play_button.value:
+            self.play_button.value = False
+
+    def close(self) -> None:
+        """Stop observing the replay and close the views."""
+        self.replay.pause()
+        self._before(self.replay)
+        for hooks, hook in ((self.replay.before_seek, self._before), (self.replay.on_seek, self._after)):
+            if hook in hooks:
+                hooks.remove(hook)
+        super().close()
