@@ -114,3 +114,16 @@ def test_a_prompt_refused_for_want_of_a_login_is_sent_again_after_it(ip, capsys,
     run(ip, "%acp wait --name lp --timeout 10", capsys)
     session = ip.user_ns["lp"]
     assert [t.stop_reason for t in session.turns][-1] == "end_turn"
+
+
+def test_an_agent_that_reads_credentials_at_start_is_restarted_after_the_login(
+    ip, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(login_module, "display", Person())
+    command = f"{sys.executable} {LOGIN_AGENT} {tmp_path} --cache"
+    run(ip, f"%acp start --name lr --no-view {command}", capsys)
+    first = ip.user_ns.get("lr")
+    result, out = run(ip, "%acp login tui --name lr", capsys)
+    assert result.success, out
+    assert "restarting it so that it reads the new credentials" in out and "session s1 is `lr`" in out
+    assert first is None and ip.user_ns["lr"].session_id == "s1"

@@ -118,7 +118,7 @@ class Commands:
         if waiting:
             start_args = waiting[1]
             with _agent_errors():
-                session = await agent.new_session(start_args.cwd)
+                session = await _open_after_login(agent, start_args.cwd, method.runs_in_terminal)
             del self.awaiting_login[args.name]
             await self._bind_started(agent, session, start_args)
         elif agent.process is not before:  # restarted: its sessions ended; open the name's again
@@ -226,6 +226,19 @@ class Commands:
     async def view(self, args: argparse.Namespace) -> None:
         """``%acp view``: the live view of the whole session."""
         display(_view(self.session(args.name), title=args.name))
+
+
+async def _open_after_login(agent: Agent, cwd: Any, restartable: bool) -> Session:
+    """``session/new`` after a login; an agent that read its credentials only when it started
+    (a terminal login wrote new ones) is restarted once and asked again."""
+    try:
+        return await agent.new_session(cwd)
+    except AuthRequired:
+        if not restartable:
+            raise
+        print("The agent still needs the login: restarting it so that it reads the new credentials.")
+        await agent.restart()
+        return await agent.new_session(cwd)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ only when the client advertises ``auth.terminal``); ``session/new`` needs a logi
 terminal, exits 0 and writes STATE_DIR/token when it is "1234", exits 3 otherwise.
 ``authenticate`` with the env_var method succeeds when FAKE_KEY is in the environment.
 ``--open``: ``session/new`` needs no login, ``session/prompt`` does (then answers ``end_turn``).
+``--cache``: the token file is read once, at start (a restart is needed after the login).
 """
 
 import json
@@ -32,6 +33,13 @@ def send(obj):
 
 
 authed = False
+cached = (state / "token").exists()
+
+
+def logged_in():
+    return cached if "--cache" in sys.argv else (state / "token").exists()
+
+
 for line in sys.stdin:
     msg = json.loads(line)
     method, rid = msg.get("method"), msg.get("id")
@@ -69,14 +77,14 @@ for line in sys.stdin:
                 }
             )
     elif method == "session/prompt":
-        if authed or (state / "token").exists():
+        if authed or logged_in():
             send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
         else:
             send(
                 {"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Authentication required"}}
             )
     elif method == "session/new":
-        if authed or (state / "token").exists() or "--open" in sys.argv:
+        if authed or logged_in() or "--open" in sys.argv:
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
         else:
             send(
