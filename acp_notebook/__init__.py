@@ -38,6 +38,7 @@ _EXPORTS = {
     "known_agents": "client.agents",
     "Replay": "client.replayer",
     "replay": "client.replayer",
+    "doctor": "client.diagnosis",
 }
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *sorted(_EXPORTS)]
