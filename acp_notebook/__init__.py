@@ -39,6 +39,8 @@ _EXPORTS = {
     "Replay": "client.replayer",
     "replay": "client.replayer",
     "doctor": "client.diagnosis",
+    "export_json": "export",
+    "export_html": "export",
 }
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *sorted(_EXPORTS)]

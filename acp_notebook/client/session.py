@@ -293,5 +293,17 @@ class Session:
         """Switch mode (the ``mode`` config option, else ``session/set_mode``)."""
         return await self.settings.set_mode(mode_id)
 
+    def export_json(self, path: Any) -> Any:
+        """Write this session's state and trace to one JSON file (``acp_notebook.export_json``)."""
+        from ..export import export_json
+
+        return export_json(self, path)
+
+    def export_html(self, path: Any) -> Any:
+        """Write one self-contained HTML page of this session's view (``acp_notebook.export_html``)."""
+        from ..export import export_html
+
+        return export_html(self, path)
+
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

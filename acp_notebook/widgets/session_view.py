@@ -27,6 +27,7 @@ from .actions import Actions, actions_for
 from .header import header
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
+from .snapshot import snapshot_of
 
 ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
 
@@ -158,19 +159,14 @@ class SessionView(anywidget.AnyWidget):
         """Refresh the ``snapshot`` and ``terminal_bytes`` traits (what reloads show)."""
         if self.comm is None:
             return 0
-        blob, metas = bytearray(), {}
-        for terminal_id in self._terminals:
-            term = self.state.terminals.get(terminal_id)
-            if term is None:
-                continue
-            data = term.output
-            metas[terminal_id] = {**vm.terminal_meta(term), "blob": [len(blob), len(data)]}
-            blob += data
-        snapshot = {"seq": self._seq, "header": self._header(), "order": list(self._keys)}
-        snapshot.update({"entries": {k: self._entry(k) for k in self._keys}, "terminals": metas})
+        summary = self.session.summary() if self.session is not None else None
+        snapshot, blob = snapshot_of(
+            self.state, summary, self.title, items=self._keys, terminals=self._terminals,
+            seq=self._seq, interactive=self.actions.interactive_terminals(), root=self.root,
+        )  # fmt: skip
         with self.hold_sync():
             self.snapshot = snapshot
-            self.terminal_bytes = bytes(blob)
+            self.terminal_bytes = blob
         return 1
 
     def _entry(self, view_key: str) -> dict[str, Any]:

@@ -1,0 +1,92 @@
+"""``export_html``: one self-contained page drawing the session view, with no kernel and no network.
+
+The page holds the browser runtime once (an inline module), the view snapshot (``js/WIRE.md``)
+and the terminal bytes (base64) as inert ``application/json`` data, and a bootstrap that mounts
+the view on a read-only stand-in for the widget model (as ``tests/browser/harness`` does): the
+buttons send nowhere. Agent text stays data: the runtime inserts it as text or sanitised HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..widgets.runtime import static_file
+from ..widgets.snapshot import snapshot_of
+from .json_export import source_of
+
+_SCRIPT_BREAKERS = re.compile(r"<(?=/?script|!--)", re.IGNORECASE)
+
+BOOTSTRAP = """
+const read = (id) => document.getElementById(id).textContent;
+const snapshot = JSON.parse(read("acp-export-snapshot"));
+const raw = atob(JSON.parse(read("acp-export-bytes")));
+const bytes = new Uint8Array(raw.length);
+for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+const traits = { snapshot, terminal_bytes: new DataView(bytes.buffer) };
+const model = {
+  get: (name) => traits[name], set() {}, save_changes() {}, on() {}, off() {}, send() {},
+  widget_manager: { get_model: async () => null },
+};
+const api = await globalThis.__acpNotebook;
+api.mount({ model, el: document.getElementById("acp-export"), queued: [] });
+document.documentElement.dataset.acpExport = "mounted";
+"""
+
+STYLE = """:root { --jp-code-font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  --jp-code-font-size: 13px; --jp-ui-font-family: system-ui, "DejaVu Sans", sans-serif;
+  --jp-ui-font-size1: 13px; }
+body { margin: 0; background: #fff; color: rgba(0, 0, 0, 0.87); font-family: var(--jp-ui-font-family); }
+#acp-export { max-width: 960px; margin: 12px auto; padding: 0 12px; }"""
+
+
+def script_safe(js: str) -> str:
+    """JS text that cannot end (or re-open) its ``<script>`` element: ``<`` before ``/script``,
+    ``script`` or ``!--`` becomes ``\\x3C`` (the bundle has them only in strings and regexes)."""
+    return _SCRIPT_BREAKERS.sub(r"\\x3C", js)
+
+
+def json_data(value: Any) -> str:
+    """JSON for an ``application/json`` script element: no ``<``, ``>`` or ``&`` left raw."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_html(source: Any, title: str | None = None) -> str:
+    """The page for ``source`` (a Session, SessionState or Replay)."""
+    src = source_of(source)
+    snapshot, blob = snapshot_of(src.state, src.summary, title)
+    page_title = html.escape(str(snapshot["header"].get("title") or "ACP session"))
+    terminal_bytes = json_data(base64.b64encode(blob).decode("ascii"))
+    bundle = script_safe(static_file("runtime.js").read_text(encoding="utf-8"))
+    return "\n".join(
+        [
+            "<!doctype html>",
+            '<html lang="en">',
+            '<head><meta charset="utf-8">',
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src data:; font-src data:\">",
+            f"<title>{page_title}</title>",
+            '<link rel="icon" href="data:,">',
+            f"<style>{STYLE}</style></head>",
+            '<body><main id="acp-export" class="jp-OutputArea-output"></main>',
+            f'<script type="application/json" id="acp-export-snapshot">{json_data(snapshot)}</script>',
+            f'<script type="application/json" id="acp-export-bytes">{terminal_bytes}</script>',
+            f'<script type="module" id="acp-export-runtime">{bundle}</script>',
+            f'<script type="module">{BOOTSTRAP}</script>',
+            "</body></html>",
+            "",
+        ]
+    )
+
+
+def export_html(source: Any, path: str | os.PathLike, title: str | None = None) -> Path:
+    """Write the self-contained page of ``source`` to ``path``; returns the path."""
+    out = Path(path)
+    out.write_text(render_html(source, title), encoding="utf-8")
+    return out

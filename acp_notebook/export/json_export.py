@@ -1,0 +1,106 @@
+"""``export_json``: a session's state and its (already redacted) trace as one JSON document.
+
+Never the environment, never typed secrets: the trace entries are redacted when recorded
+(``protocol/trace.py``), and the agent summary carries only who the agent is and how it ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..protocol.state import SessionState
+
+FORMAT = "acp-notebook-export"
+VERSION = 1
+
+
+@dataclass
+class Source:
+    """What an export needs from a Session, a SessionState or a Replay."""
+
+    state: SessionState
+    summary: Any = None  # a client SessionSummary, when there is a live session
+    agent: Any = None  # an AgentSummary
+    session_id: str | None = None
+    trace: list[dict[str, Any]] | None = None
+
+
+def source_of(source: Any) -> Source:
+    """Read a Session, a SessionState or a Replay (duck-typed: no client import here)."""
+    if isinstance(source, SessionState):
+        feed = source.traffic_source
+        return Source(source, trace=list(feed()) if feed is not None else [])
+    if hasattr(source, "seek") and hasattr(source, "entries"):  # a Replay
+        agent = getattr(source, "agent", None)
+        summary = agent.summary() if agent is not None and hasattr(agent, "summary") else None
+        sessions = getattr(agent, "sessions", None) or {}
+        session_id = next(iter(sessions), None) if isinstance(sessions, dict) else None
+        return Source(source.state, None, summary, session_id, list(source.entries))
+    summary = source.summary()
+    return Source(source.state, summary, summary.agent, source.session_id, list(source.traffic))
+
+
+def agent_dict(agent: Any) -> dict[str, Any] | None:
+    """Who the agent is (no pid, no environment, no output lines)."""
+    if agent is None:
+        return None
+    fields = ("name", "title", "version", "protocol", "closed", "exit_code")
+    return {name: getattr(agent, name, None) for name in fields}
+
+
+def permission_dict(perm: Any) -> dict[str, Any]:
+    return {
+        "key": perm.key,
+        "request_id": perm.request_id,
+        "version": perm.version,
+        "title": perm.title,
+        "description": perm.description,
+        "subject": perm.subject,
+        "options": list(perm.options),
+        "outcome": perm.outcome,
+        "decided_by": perm.decided_by,
+    }
+
+
+def state_dict(state: SessionState) -> dict[str, Any]:
+    """The state as plain data."""
+    return {
+        "tool_calls": {k: tc.to_dict() for k, tc in state.tool_calls.items()},
+        "terminals": {k: t.to_dict() for k, t in state.terminals.items()},
+        "messages": [m.to_dict() for m in state.messages.values()],
+        "plans": {k: p.to_dict() for k, p in state.plans.items()},
+        "permissions": [permission_dict(p) for p in state.permissions.values()],
+        "diagnostics": [
+            {"code": d.code, "message": d.message, "level": d.level, "detail": d.detail}
+            for d in state.diagnostics
+        ],
+        "run_state": state.run_state,
+        "stop_reason": state.stop_reason,
+    }
+
+
+def export_document(source: Any) -> dict[str, Any]:
+    """The export as a dict (what ``export_json`` writes)."""
+    src = source_of(source)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "client_version": __version__,
+        "agent": agent_dict(src.agent),
+        "session_id": src.session_id,
+        "state": state_dict(src.state),
+        "trace": src.trace or [],
+    }
+
+
+def export_json(source: Any, path: str | os.PathLike) -> Path:
+    """Write ``source`` (a Session, SessionState or Replay) to ``path`` as JSON; returns the path."""
+    out = Path(path)
+    text = json.dumps(export_document(source), indent=1, ensure_ascii=False, default=repr)
+    out.write_text(text + "\n", encoding="utf-8")
+    return out

@@ -1,0 +1,61 @@
+"""The ``snapshot`` a view saves (format: ``js/WIRE.md``), as a pure function of the state. No I/O.
+
+``SessionView.flush_snapshot`` and ``acp_notebook.export_html`` both build it here, so a saved
+notebook and an exported page draw the same tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.content import terminal_refs
+from ..protocol.state import SessionState
+from . import viewmodel as vm
+from .header import header
+
+if TYPE_CHECKING:
+    from ..client.summary import SessionSummary
+
+
+def timeline_items(state: SessionState) -> tuple[dict[str, tuple[str, Any]], list[str]]:
+    """Every item of the state's timeline (view key -> (kind, key)) and the terminals they show."""
+    items: dict[str, tuple[str, Any]] = {}
+    terminals: dict[str, None] = {}
+    for kind, key in state.timeline:
+        view_key = vm.entry_key(kind, key)
+        if view_key in items:
+            continue
+        items[view_key] = (kind, key)
+        if kind == "tool_call":
+            terminals.update(dict.fromkeys(terminal_refs(state.tool_calls[key].content)))
+    return items, list(terminals)
+
+
+def snapshot_of(
+    state: SessionState,
+    summary: SessionSummary | None = None,
+    title: str | None = None,
+    *,
+    items: Mapping[str, tuple[str, Any]] | None = None,
+    terminals: Iterable[str] | None = None,
+    seq: int = 0,
+    interactive: Sequence[str] = (),
+    root: str | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """The snapshot dict and the terminal bytes it locates (``blob`` offsets); whole timeline by default."""
+    if items is None:
+        items, all_terminals = timeline_items(state)
+        terminals = all_terminals if terminals is None else terminals
+    blob, metas = bytearray(), {}
+    for terminal_id in terminals or ():
+        term = state.terminals.get(terminal_id)
+        if term is None:
+            continue
+        data = term.output
+        metas[terminal_id] = {**vm.terminal_meta(term), "blob": [len(blob), len(data)]}
+        blob += data
+    snapshot = {"seq": seq, "header": header(state, summary, title, interactive), "order": list(items)}
+    entries = {k: vm.build_entry(state, kind, key, root) for k, (kind, key) in items.items()}
+    snapshot.update({"entries": entries, "terminals": metas})
+    return snapshot, bytes(blob)

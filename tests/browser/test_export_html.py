@@ -1,0 +1,133 @@
+"""An exported session page (``export_html``) in Chromium, offline: file:// only, no kernel.
+
+A real demo-agent turn (permissions answered by a handler) is exported; the page is opened from
+disk with every non-file request blocked (and recorded), and must draw the cards, a diff and a
+terminal's text from the embedded bytes, with no dialog and no page error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+import acp_notebook
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, unavailable, wait_value
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+STATIC = Path(acp_notebook.__file__).resolve().parent / "static"
+TOOL_CALLS = ["call_read", "call_edit", "call_test", "call_search", "call_index", "call_fetch", "call_think"]
+
+if not (STATIC / "runtime.js").exists():
+    unavailable("JS bundle not built (cd js && npm install && npm run build)")
+if not Path(CHROMIUM).exists():
+    unavailable(f"Chromium not installed at {CHROMIUM}")
+
+
+async def _demo_turn(out: Path) -> dict:
+    agent = await acp_notebook.start_agent("python -m acp_notebook.demo_agent", env={"ACP_DEMO_SPEED": "0"})
+    try:
+        session = await agent.new_session(str(out.parent))
+        session.permission_handler = lambda request: "allow-once"
+        stop = await asyncio.wait_for(session.prompt("Fix the bug"), 30)
+        session.export_html(out)
+        terminals = list(session.state.terminals)
+        return {"stop": stop, "tool_calls": list(session.state.tool_calls), "terminals": terminals}
+    finally:
+        await agent.close()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("export") / "session.html"
+    info = asyncio.run(_demo_turn(out))
+    assert info["stop"] == "end_turn" and info["terminals"]
+    return out, info
+
+
+def test_exported_page_renders_offline(exported):
+    path, info = exported
+    blocked: list[str] = []
+    attempted: list[str] = []
+    dialogs: list[str] = []
+    errors: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            ctx = browser.new_context(viewport={"width": 1100, "height": 1400})
+            ctx.route("**/*", route)
+            page = ctx.new_page()
+            page.on("request", lambda r: r.url.startswith("file://") or attempted.append(r.url))
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+            page.goto(path.as_uri(), timeout=15_000)
+            wait_value(
+                page, "() => document.documentElement.dataset.acpExport || null", "mounted", "the mount"
+            )
+            keys = page.evaluate(
+                "() => [...document.querySelectorAll('.acp-card')].map((c) => c.dataset.key)"
+            )
+            assert [f"tool_call:{tc}" for tc in info["tool_calls"]] == keys
+            states = page.evaluate(
+                "() => [...document.querySelectorAll('.acp-card')].map((c) => c.dataset.status)"
+            )
+            assert set(states) <= {"completed", "failed"}, states
+            # a diff: the edit card's changed lines
+            edit = '.acp-card[data-key="tool_call:call_edit"]'
+            page.locator(edit).scroll_into_view_if_needed()
+            wait_value(
+                page,
+                "(s) => document.querySelectorAll(s).length > 0",
+                True,
+                "a diff",
+                f"{edit} .acp-diff-file",
+            )
+            inserted = page.evaluate(
+                "(s) => [...document.querySelectorAll(s)].map((e) => e.textContent).join('\\n')",
+                f"{edit} td.d2h-ins .d2h-code-line-ctn",
+            )
+            assert inserted.strip(), "the diff shows no inserted line"
+            # a terminal drawn from the embedded bytes
+            term = f'[data-terminal-id="{info["terminals"][0]}"]'
+            page.locator(term).first.scroll_into_view_if_needed()
+            lines_js = """async (s) => {
+              const api = (await globalThis.__acpNotebook).debug;
+              const t = document.querySelector(s);
+              if (!t || !api.isInstantiated(t)) return false;
+              return (await api.terminalLines(t)).some((l) => l.includes("test_greet PASSED"));
+            }"""
+            wait_value(page, lines_js, True, "the terminal's text", term, timeout=15_000)
+            # read-only: a click on a button sends nowhere and breaks nothing
+            buttons = page.locator("button")
+            if buttons.count():
+                buttons.first.click(timeout=5_000)
+            page.screenshot(path=str(path.with_suffix(".png")), full_page=True)
+            assert blocked == [] and attempted == [], (
+                f"the exported page tried the network: {blocked + attempted}"
+            )
+            page_errors = list(errors)  # the probes below log CSP refusals on purpose
+            # the page's own CSP refuses a fetch; and the route guard sees what gets past a page
+            assert (
+                page.evaluate("() => fetch('http://example.invalid/a').then(() => 'sent', () => 'refused')")
+                == "refused"
+            )
+            with pytest.raises(sync_api.Error):
+                ctx.new_page().goto("http://example.invalid/probe", timeout=5_000)
+            assert blocked == ["http://example.invalid/probe"]
+            ctx.close()
+        finally:
+            browser.close()
+    assert dialogs == [], f"dialogs fired: {dialogs}"
+    assert page_errors == [], f"page errors: {page_errors}"
