@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,30 @@ def base_env(home: Path) -> dict[str, str]:
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "CODEX_HOME"):
         env.setdefault(key, "")
     return env
+
+
+class LocalServer:
+    """A mock model server's HTTP side: 127.0.0.1, a random port, served from a daemon thread."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+        return self._server.server_address[1]
+
+    def start(self) -> None:
+        """Start serving."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
 
 
 class TeeStream:

@@ -26,8 +26,10 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.real_agents.harness import LocalServer
 
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization"})
 NO_REPLY = "(mock anthropic: no scripted reply for this request)"
@@ -130,24 +132,19 @@ class MockAnthropic:
         self.requests: list[Logged] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="mock-anthropic", daemon=True)
+        self._http = LocalServer(_handler(self), "mock-anthropic")
 
     @property
     def url(self) -> str:
         """The base URL to give the agent (``ANTHROPIC_BASE_URL``)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._http.port}"
 
     def __enter__(self) -> MockAnthropic:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._http.stop()
 
     # -- what the agent sent --------------------------------------------------------------------
     def messages_requests(self) -> list[Logged]:

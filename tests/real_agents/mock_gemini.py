@@ -28,10 +28,12 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.real_agents.harness import LocalServer
 
 API_KEY = "test-key"
 SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization", "cookie", "proxy-authorization"})
@@ -155,23 +157,19 @@ class MockGemini:
         self.mismatches: list[str] = []
         self._next = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="mock-gemini", daemon=True)
+        self._http = LocalServer(_handler(self), "mock-gemini")
 
     def __enter__(self) -> MockGemini:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._http.stop()
 
     @property
     def url(self) -> str:
         """The base URL for ``GOOGLE_GEMINI_BASE_URL``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._http.port}"
 
     def add(self, *turns: Turn) -> None:
         """Append model turns to the script."""

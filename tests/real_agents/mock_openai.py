@@ -24,8 +24,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.real_agents.harness import LocalServer
 
 SECRET_HEADERS = frozenset({"authorization", "cookie", "openai-api-key", "x-api-key", "chatgpt-account-id"})
 Item = dict[str, Any]
@@ -202,15 +204,13 @@ class MockOpenAI:
         self.failures: list[str] = []
         self._served = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="mock-openai", daemon=True)
-        self._thread.start()
+        self._http = LocalServer(_handler(self), "mock-openai")
+        self._http.start()
 
     @property
     def base_url(self) -> str:
         """The provider ``base_url`` (``http://127.0.0.1:<port>/v1``)."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._http.port}/v1"
 
     def add(self, *steps: Step) -> None:
         """Append further steps to the script."""
@@ -229,9 +229,7 @@ class MockOpenAI:
 
     def close(self) -> None:
         """Stop serving."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._http.stop()
 
     def answer(self, request: Request) -> tuple[int, str, bytes]:
         """Status, content type and body for one request (a step for ``/responses``)."""
