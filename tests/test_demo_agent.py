@@ -855,3 +855,33 @@ def test_speed_from_env_and_flag(monkeypatch):
     assert parse_args(["--speed", "0"]).speed == 0.0
     monkeypatch.delenv("ACP_DEMO_SPEED")
     assert parse_args([]).speed == 1.0
+
+
+# -- routed prompts (the default scenario) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "terminal"), [(1, False), (1, True), (2, False)])
+def test_routed_replies_are_schema_valid_text_only_turns(spawn, version, terminal):
+    driver = spawn()
+    driver.initialize(version, terminal=terminal)
+    session = driver.new_session()
+    replies = {}
+    for text in ("help", "Fix the bug", "Now summarise what you changed.", "Why did the fetch fail?"):
+        start = len(driver.messages)
+        assert driver.finish_turn(driver.prompt(session, text)) == "end_turn"
+        replies[text] = [_update(m) for m in driver.messages[start:] if m.get("method") == "session/update"]
+    for text in ("help", "Now summarise what you changed.", "Why did the fetch fail?"):
+        kinds = {u["sessionUpdate"] for u in replies[text]}
+        allowed = {"agent_message_chunk", "user_message", "state_update", "available_commands_update"}
+        assert kinds <= allowed, (text, kinds)
+        assert "agent_message_chunk" in kinds
+    recap = "".join(
+        u["content"]["text"]
+        for u in of_kind(replies["Now summarise what you changed."], "agent_message_chunk")
+    )
+    assert "command `pytest -q`, exit code 0; permission allowed once" in recap
+    assert sorted(tool_calls(replies["Fix the bug"])) == sorted(
+        ["call_read", "call_edit", "call_test", "call_search", "call_index", "call_fetch", "call_think"]
+    )
+    assert driver.junk == []
+    driver.assert_all_valid()

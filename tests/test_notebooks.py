@@ -19,7 +19,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["quickstart.ipynb", "protocol-tour.ipynb", "inspect-tool-results.ipynb"]
+NAMES = ["quickstart.ipynb", "protocol-tour.ipynb", "inspect-tool-results.ipynb", "replay-and-xray.ipynb"]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
@@ -157,3 +157,41 @@ def test_inspect_tool_results(tmp_path, monkeypatch):
     assert cell_of(cells, "changes = ")["stdout"].strip() == (
         "end_turn | tool_call changes: True | terminal changes: True"
     )
+
+
+def test_replay_and_xray(tmp_path, monkeypatch):
+    cells = run("replay-and-xray.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    out = [c["stdout"].strip().splitlines() for c in cells]
+    assert out[0] == ["75 entries; ['python', '-m', 'acp_notebook.demo_agent', '--speed', '0']"]
+    assert cells[1]["widgets"] == 1 and cells[-1]["widgets"] == 1, "the scrubber + X-ray views"
+    assert out[2] == ["#20 call_read known before: False", "Read pyproject.toml | read | pending"], "upsert"
+    assert out[3] == ["#21 ['status']", "Read pyproject.toml | read | in_progress"], "omitted: unchanged"
+    assert out[4] == ["before: {'cancel': {}}", "#51 sends capabilities: null -> None"], "null clears"
+    assert out[5] == [
+        "content before the chunks: 0",
+        "after #54..#56: 3 items; the last: pyproject.toml:6: # TODO: pin the test dependencies",
+        "#55 chunk _meta: {'acpNotebookDemo': {'match': 2}} | the call's _meta: None",
+        "a later snapshot replaces them: 1",
+    ], "chunks append, a chunk's _meta is its own, a snapshot replaces"
+    assert out[6] == [
+        "#46 ends with b'\\xe2\\x9c' and #47 starts with b'\\x93'",
+        "369 bytes kept; '✓' whole: True | replacement characters: 0",
+    ], "split UTF-8"
+    assert out[7] == [
+        "#26 'Apply edits to 4 files?' pending: True options: ['allow-once', 'allow-always', 'reject-once']",
+        "#27 pending: False outcome: {'outcome': 'selected', 'optionId': 'allow-once'}",
+    ], "permission request and answer"
+    assert out[8] == [
+        "before the cancel: running {'call_slow': 'in_progress'}",
+        "at the end: idle cancelled {'call_slow': 'cancelled'}",
+        "the doctor: []",
+    ], "cancel"
+    assert out[9][0].split() == ["in", "tool_call_update", "17"] and len(out[9]) == 6, "the traffic table"
+    assert out[10] == [
+        "v1 (Claude): ['tool_call', 'tool_call_update']",
+        "v2 (demo):   ['tool_call_content_chunk', 'tool_call_update']",
+        "{'toolu_a_read': ('read', 'completed'), 'toolu_a_edit': ('edit', 'completed'), "
+        "'toolu_a_bash': ('execute', 'completed')}",
+        "doctor: [] []",
+    ], "v1 beside v2"

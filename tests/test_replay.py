@@ -16,6 +16,7 @@ from acp_notebook.client.replayer import Replay
 from acp_notebook.protocol import trace
 from acp_notebook.traces import path
 from acp_notebook.traces.make import CWD, PROMPT, allow_once
+from acp_notebook.widgets.snapshot import timeline_items
 from tests.support import until_async
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,9 +101,11 @@ def test_the_view_follows_the_replay(demo: Replay) -> None:
     first = view.session_view
     assert first is not None and first.state is demo.state
     view.slider.value = 20
-    assert demo.position == 20 and view.session_view.state is demo.state and view.session_view is not first
+    assert demo.position == 20 and view.session_view.state is demo.state and view.session_view is first
+    assert view.session_view.entry_keys == list(timeline_items(demo.state)[0])  # the whole state at 20
     demo.seek(5)  # a seek from code moves the slider too
     assert view.slider.value == 5 and view.session_view.state is demo.state
+    assert view.session_view.entry_keys == list(timeline_items(demo.state)[0])  # fewer: rebuilt at 5
     view.forward.click()
     assert demo.position == 6
     view.back.click()

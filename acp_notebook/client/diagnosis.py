@@ -3,7 +3,8 @@
 The analysis is pure; this front only finds the entries. ``index`` in each finding is the
 position of its entry in the list read:
 
-- a trace path (``str`` or ``os.PathLike``): the entries after the header line;
+- a trace path (``str`` or ``os.PathLike``; a shipped trace by its bare name): the entries
+  after the header line;
 - a ``Replay``: ``replay.entries`` (all of them, whatever its ``position``);
 - a list of entries (the trace format);
 - a live ``Session``: ``session.agent.traffic``, the agent's ring, which also holds the
@@ -21,6 +22,7 @@ import contextlib
 import os
 from typing import Any
 
+from .. import traces
 from ..protocol import trace
 from ..protocol.doctor import Findings, diagnose
 
@@ -28,7 +30,7 @@ from ..protocol.doctor import Findings, diagnose
 def doctor(source: Any) -> Findings:
     """The findings about an agent's behaviour in ``source`` (see the module docstring)."""
     if isinstance(source, str | os.PathLike):
-        with open(source, encoding="utf-8") as lines:
+        with open(traces.resolve(source), encoding="utf-8") as lines:
             _, entries = trace.parse(lines)
         return diagnose(entries)
     if isinstance(source, list):

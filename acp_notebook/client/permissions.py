@@ -40,8 +40,10 @@ class PermissionDesk:
         *,
         note_unannounced: bool = False,
         cancel_turn: Callable[[], Awaitable[None]] | None = None,
+        note_decider: Callable[[Any, str], None] | None = None,
     ) -> None:
         self.state, self._make, self._respond = state, make, respond
+        self._note_decider = note_decider  # the trace records who answered (replays show it)
         self._cancel_turn = cancel_turn
         self.rules = PermissionRules()
         self.log = PermissionLog()
@@ -101,6 +103,8 @@ class PermissionDesk:
     def _send_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
         """``on_answer``: send first (it raises, leaving the request pending, if it cannot); the
         request records its outcome after this returns, so observers hear of it just after."""
+        if self._note_decider is not None and perm.decided_by:
+            self._note_decider(perm.request_id, perm.decided_by)
         self._respond(perm.request_id, {"outcome": outcome})
         self._by_request_id.pop(perm.request_id, None)
         asyncio.get_running_loop().call_soon(self._answered, perm)

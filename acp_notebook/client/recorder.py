@@ -88,11 +88,22 @@ class Traffic:
         self.recorder = Recorder(record, command) if record is not None else None
         self._clock, self._start = clock, clock()
         self._tagger = trace.SessionTagger()
+        self.listeners: list[Callable[[], None]] = []  # told after each entry (X-ray views)
+        self._deciders: dict[Any, str] = {}  # permission request id -> who answers it
+
+    def note_decider(self, request_id: Any, who: str) -> None:
+        """The answer about to be sent to permission request ``request_id`` was decided by ``who``."""
+        self._deciders[trace.id_key(request_id)] = who
 
     def line(self, direction: str, data: bytes) -> None:
         """A connection tap: one line sent (``out``) or received (``in``)."""
         entry = trace.decode(direction, self._clock() - self._start, data)
         self._tagger.tag(entry)
+        message = entry.get("message")
+        if self._deciders and direction == "out" and isinstance(message, dict) and "method" not in message:
+            who = self._deciders.pop(trace.id_key(message.get("id")), None)
+            if who is not None:
+                entry["decided_by"] = who
         self._add(entry, len(data))
 
     def stderr(self, text: str) -> None:
@@ -103,6 +114,8 @@ class Traffic:
         if self.recorder is not None:
             self.recorder.write(entry)
         self.ring.add(entry, size)
+        for listener in list(self.listeners):
+            listener()
 
     def close(self) -> None:
         """Stop writing the trace file (the ring stays)."""

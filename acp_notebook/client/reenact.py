@@ -15,7 +15,6 @@ import json
 from typing import Any
 
 from ..protocol.state import SessionState
-from .agent import Agent
 from .connection import DEFERRED
 from .host import HOST_METHODS
 from .memory import MemoryStream
@@ -46,18 +45,24 @@ def offer_of(params: Any) -> dict[str, bool]:
 class Reenactment:
     """One client, fed a trace's entries in order (``await apply(entry)``)."""
 
-    def __init__(self, command: list[str] | None, init_params: Any = None) -> None:
+    def __init__(
+        self,
+        agent_class: type,
+        command: list[str] | None,
+        init_params: Any = None,
+        session_id: str | None = None,
+    ) -> None:
         self.stream = ReplayStream(argv=list(command or ["(replay)"]))
-        self.agent = Agent(self.stream, **offer_of(init_params))
+        self.agent = agent_class(self.stream, **offer_of(init_params))  # the client's Agent
         self.blank = SessionState()
-        self.session_id: str | None = None
+        self.session_id: str | None = session_id  # the session followed (default: the first one)
         self._ids: dict[Any, Any] = {}  # recorded request id -> the id this client used
         self._host_requests: dict[Any, tuple[str, Any]] = {}  # agent's id -> (method, params)
         self._tasks: list[asyncio.Future] = []
 
     @property
     def state(self) -> SessionState:
-        """The first session's state (an empty one before it exists)."""
+        """The followed session's state (an empty one before it exists)."""
         session = self.agent.sessions.get(self.session_id) if self.session_id else None
         return session.state if session is not None else self.blank
 
@@ -68,7 +73,7 @@ class Reenactment:
             if self.stream.on_stderr is not None:
                 self.stream.on_stderr(str(entry.get("text", "")))
         elif entry.get("dir") == "out" and kind == "message":
-            await self._client_sends(entry.get("message"))
+            await self._client_sends(entry.get("message"), entry.get("decided_by"))
         elif kind == "stdout":
             await self._push(str(entry.get("text", "")).encode("utf-8", "replace"))
         elif kind == "message":
@@ -96,12 +101,12 @@ class Reenactment:
             routes[method] = lambda _request: DEFERRED
 
     # -- what the client sent --------------------------------------------------------------------
-    async def _client_sends(self, message: Any) -> None:
+    async def _client_sends(self, message: Any, decided_by: Any = None) -> None:
         if not isinstance(message, dict):
             return  # a batch reply: its answers were produced by the requests it answers
         before = len(self.stream.sent)
         if "method" not in message:
-            self._answer(message)
+            self._answer(message, decided_by if isinstance(decided_by, str) else "replay")
             return
         self._start(message)
         for _ in range(SETTLE * 4):
@@ -147,13 +152,14 @@ class Reenactment:
             params["sessionId"], cwd, replay=history, mcp_servers=servers, additional_directories=extra
         )
 
-    def _answer(self, response: dict[str, Any]) -> None:
-        """The client's answer to the agent's request: the same choice, or the recorded answer."""
+    def _answer(self, response: dict[str, Any], decided_by: str) -> None:
+        """The client's answer to the agent's request: the same choice (by whom the trace says), or
+        the recorded answer."""
         request_id = response.get("id")
         for session in self.agent.sessions.values():
             for perm in session.pending_permissions:
                 if perm.request_id == request_id:
-                    return _choose(perm, response.get("result"))
+                    return _choose(perm, response.get("result"), decided_by)
         host = self._host_requests.pop(_key(request_id), None)
         if host is not None:
             self._host_answer(request_id, host, response)
@@ -186,13 +192,13 @@ class Reenactment:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-def _choose(perm: Any, result: Any) -> None:
+def _choose(perm: Any, result: Any, by: str) -> None:
     outcome = result.get("outcome") if isinstance(result, dict) else None
     outcome = outcome if isinstance(outcome, dict) else {}
     if outcome.get("outcome") == "selected" and outcome.get("optionId") in perm.option_ids:
-        perm.select(outcome["optionId"])
+        perm.select(outcome["optionId"], by=by)
     else:
-        perm.cancel()
+        perm.cancel(by=by)
 
 
 def _quiet(task: asyncio.Future) -> None:

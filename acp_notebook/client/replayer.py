@@ -1,200 +1,45 @@
 """``replay(path)``: a recorded trace as a session you can scrub — seek, step, play, view.
 
-The state is built by the real client (``reenact.Reenactment``) on a private event loop in a
-worker thread, so ``seek`` is a plain call from a cell or a widget callback while the kernel's
-loop runs. Going forward feeds the next entries to the same client; going backward starts a
-fresh client and feeds the first ``n`` again — seeking to ``n`` always gives the same state.
-A backward seek therefore replaces ``state`` by a new object: observe ``on_seek`` (the view does)
-instead of holding on to an old one. ``play`` is a task on the caller's loop that steps at the
-recorded pace (``speed`` times faster; ``None``: at once) and never blocks it for long.
+``Replay`` is ``trace_replay.TraceReplay`` with this client's ``Agent`` and a ``view()``: the
+session view under a scrubber (``widgets.replay_view``), optionally with its protocol X-ray.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import threading
-import weakref
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from .. import traces
 from ..protocol import trace
-from ..protocol.state import SessionState
-from .reenact import Reenactment
-
-MAX_GAP = 2.0  # s: longer recorded pauses (a user thinking) are shortened to this in play
+from .agent import Agent
+from .trace_replay import TraceReplay
 
 
-class _Worker:
-    """An event loop running in a daemon thread; ``run`` waits for one coroutine there."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="acp-replay", daemon=True)
-        self.thread.start()
-
-    def run(self, coroutine: Any, timeout: float = 60.0) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    def stop(self) -> None:
-        if self.loop.is_running() and threading.current_thread() is not self.thread:
-            with contextlib.suppress(Exception):
-                self.run(_cancel_all(), 5.0)  # the replaying client's reader and tasks end cleanly
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(5)
-        if not self.loop.is_running() and not self.loop.is_closed():
-            self.loop.close()
-
-
-async def _cancel_all() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class Replay:
+class Replay(TraceReplay):
     """A recorded trace, re-enacted up to ``position`` entries; ``state`` is the state there."""
 
     def __init__(
-        self, header: dict[str, Any], entries: list[dict[str, Any]], path: str | None = None
+        self,
+        header: dict[str, Any],
+        entries: list[dict[str, Any]],
+        path: str | None = None,
+        session_id: str | None = None,
     ) -> None:
-        self.header, self.entries, self.path = header, entries, path
-        self.before_seek: list[Callable[[Replay], None]] = []  # before the state changes
-        self.on_seek: list[Callable[[Replay], None]] = []  # after every seek
-        self._worker = _Worker()
-        weakref.finalize(self, self._worker.stop)  # a replay nobody closed ends its thread
-        self._init = next((_params(e) for e in entries if _method(e) == "initialize"), None)
-        self._client: Reenactment | None = None
-        self._position = 0
-        self._task: asyncio.Task | None = None
-        self._rebuild(0)
+        super().__init__(header, entries, Agent, path, session_id)
 
-    # -- where it is -------------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    @property
-    def position(self) -> int:
-        """How many recorded entries the state has seen."""
-        return self._position
-
-    @property
-    def state(self) -> SessionState:
-        """The first session's ``SessionState`` after ``position`` entries."""
-        return self._reenactment.state
-
-    @property
-    def agent(self) -> Any:
-        """The replaying client's ``Agent`` (its ``traffic``, ``diagnostics``, sessions)."""
-        return self._reenactment.agent
-
-    @property
-    def playing(self) -> bool:
-        """True while ``play`` runs."""
-        return self._task is not None and not self._task.done()
-
-    @property
-    def _reenactment(self) -> Reenactment:
-        assert self._client is not None
-        return self._client
-
-    def time_at(self, position: int) -> float:
-        """The recorded time (s) of the last entry seen at ``position``."""
-        return float(self.entries[position - 1].get("t", 0.0)) if position > 0 else 0.0
-
-    # -- moving -----------------------------------------------------------------------------------
-    def seek(self, position: int) -> SessionState:
-        """Go to ``position`` (clamped to 0..len); returns the state there."""
-        position = max(0, min(int(position), len(self.entries)))
-        for callback in list(self.before_seek):
-            callback(self)
-        if position < self._position:
-            self._rebuild(position)
-        elif position > self._position:
-            self._worker.run(self._feed(self._position, position))
-        self._position = position
-        for callback in list(self.on_seek):
-            callback(self)
-        return self.state
-
-    def step(self, k: int = 1) -> SessionState:
-        """Move ``k`` entries (backwards when negative)."""
-        return self.seek(self._position + k)
-
-    def play(self, speed: float | None = 1.0, max_gap: float = MAX_GAP) -> asyncio.Task:
-        """Play from here to the end as a task on the running loop (``speed=None``: at once)."""
-        self.pause()
-        self._task = asyncio.get_running_loop().create_task(self._play(speed, max_gap))
-        return self._task
-
-    def pause(self) -> None:
-        """Stop playing (the position stays)."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
-
-    async def _play(self, speed: float | None, max_gap: float) -> None:
-        while self._position < len(self.entries):
-            if speed:
-                gap = self.time_at(self._position + 1) - self.time_at(self._position)
-                await asyncio.sleep(min(max(gap, 0.0), max_gap) / speed)
-            else:
-                await asyncio.sleep(0)
-            self.step(1)
-
-    def close(self) -> None:
-        """Stop playing and end the worker thread."""
-        self.pause()
-        if self._client is not None:
-            self._worker.run(self._client.close())
-        self._worker.stop()
-
-    # -- building ----------------------------------------------------------------------------------
-    def _rebuild(self, position: int) -> None:
-        old, self._client = self._client, None
-        self._client = self._worker.run(self._fresh(old, position))
-
-    async def _fresh(self, old: Reenactment | None, position: int) -> Reenactment:
-        if old is not None:
-            await old.close()
-        client = Reenactment(self.header.get("command"), self._init)
-        for entry in self.entries[:position]:
-            await client.apply(entry)
-        return client
-
-    async def _feed(self, start: int, end: int) -> None:
-        for entry in self.entries[start:end]:
-            await self._reenactment.apply(entry)
-
-    def view(self, **options: Any) -> Any:
-        """The session view of this replay, under a scrubber (slider, play/pause, step, speed)."""
+    def view(self, *, xray: bool = False, **options: Any) -> Any:
+        """The session view of this replay under a scrubber (slider, play/pause, step, speed);
+        ``xray=True`` adds the protocol X-ray beside it (picking a message seeks there)."""
         from ..widgets.replay_view import ReplayView
 
-        return ReplayView(self, **options)
-
-    def __repr__(self) -> str:
-        return f"<Replay {self.path or '(lines)'} {self._position}/{len(self.entries)}>"
+        return ReplayView(self, xray=xray, **options)
 
 
 def replay(path: str | os.PathLike, position: int | None = None) -> Replay:
     """Open a recorded trace (``start_agent(record=...)``) for replay, at ``position`` (default:
     the end). A shipped trace can be named without its folder: ``replay("demo_v2.jsonl")``."""
-    file = Path(path)
-    if not file.exists() and file.parent == Path("."):
-        file = Path(__file__).parents[1] / "traces" / file.name
+    file = traces.resolve(path)
     header, entries = trace.parse(file.read_text(encoding="utf-8").splitlines())
     rep = Replay(header, entries, str(file))
     rep.seek(len(rep) if position is None else position)
     return rep
-
-
-def _method(entry: dict[str, Any]) -> Any:
-    message = entry.get("message")
-    return message.get("method") if isinstance(message, dict) and entry.get("dir") == "out" else None
-
-
-def _params(entry: dict[str, Any]) -> Any:
-    return entry["message"].get("params")

@@ -61,6 +61,7 @@ class Session:
             agent.connection.respond,
             note_unannounced=wire.announces_before_asking,
             cancel_turn=self.cancel,
+            note_decider=agent.traffic_log.note_decider,
         )
         self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop)
         self._queue = TurnQueue(agent.loop, self._runner.run, self.cancel, self._turn_failed)
@@ -299,11 +300,11 @@ class Session:
 
         return export_json(self, path)
 
-    def export_html(self, path: Any) -> Any:
-        """Write one self-contained HTML page of this session's view (``acp_notebook.export_html``)."""
+    def export_html(self, path: Any, xray: bool = True) -> Any:
+        """Write one self-contained HTML page of this session's view and X-ray (``export_html``)."""
         from ..export import export_html
 
-        return export_html(self, path)
+        return export_html(self, path, xray=xray)
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

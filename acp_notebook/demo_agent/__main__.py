@@ -26,7 +26,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="always answer this protocol version (default: negotiate)",
     )
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="default")
+    parser.add_argument(
+        "--scenario",
+        choices=sorted(SCENARIOS),
+        default="default",
+        help="play this scenario for every prompt (default: choose from each prompt's words)",
+    )
     parser.add_argument(
         "--speed", type=float, default=None, help="pause multiplier; 0 removes every pause (default 1.0)"
     )
@@ -50,7 +55,8 @@ def env_speed() -> float:
 async def serve(args: argparse.Namespace, stdout: BinaryIO) -> None:
     """Serve one client on stdin/`stdout` until stdin closes."""
     wire = Wire(sys.stdin.buffer, stdout)
-    Agent(wire, SCENARIOS[args.scenario], args.speed, args.protocol)
+    routed = args.scenario == "default"
+    Agent(wire, SCENARIOS[args.scenario], args.speed, args.protocol, routed=routed)
     await wire.run()
 
 

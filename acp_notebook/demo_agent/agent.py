@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 from .data import AGENT_NAME, AGENT_TITLE, AGENT_VERSION
-from .emitter import BaseEmitter, Session, TurnCancelled
-from .scenarios import NoisyOut, Scenario
+from .emitter import BaseEmitter, Session, TurnCancelled, prompt_text
+from .replies import REPLIES
+from .router import route
+from .scenarios import SCENARIOS, NoisyOut, Scenario
 from .shapes_v1 import V1Emitter
 from .shapes_v2 import V2Emitter
 from .wire import (
@@ -28,10 +30,17 @@ V2_ONLY = frozenset(
 
 
 class Agent:
-    """Answers the client's requests and plays the scenario on each prompt."""
+    """Answers the client's requests and plays a scenario on each prompt.
 
-    def __init__(self, wire: Wire, scenario: Scenario, speed: float, protocol: int | None) -> None:
+    With `routed`, each prompt's words choose the scenario (see `router`); without, every prompt
+    plays `scenario`.
+    """
+
+    def __init__(
+        self, wire: Wire, scenario: Scenario, speed: float, protocol: int | None, routed: bool = False
+    ) -> None:
         self.wire, self.scenario, self.speed, self.forced = wire, scenario, speed, protocol
+        self.routed = routed
         self.version = protocol or 2
         self.client: dict = {}
         self.sessions: dict[str, Session] = {}
@@ -139,35 +148,43 @@ class Agent:
     # -- prompt turns -------------------------------------------------------------
 
     async def do_session_prompt(self, req_id: Any, params: dict) -> Any:
-        """Accept a prompt and play the scenario as a turn of its own."""
+        """Accept a prompt and play its scenario as a turn of its own."""
         session = self._session(params)
         prompt = params.get("prompt")
         if not isinstance(prompt, list) or not prompt:
             raise RpcError(INVALID_PARAMS, "prompt must be a non-empty array of content blocks")
-        out = NoisyOut(self.wire, session.session_id) if self.scenario.noisy else self.wire
+        scenario = self.scenario_for(prompt)
+        out = NoisyOut(self.wire, session.session_id) if scenario.noisy else self.wire
         shape = V1Emitter if self.version == 1 else V2Emitter
         em = shape(out, session, self.speed, self.client)
-        em.prompt = prompt
+        em.prompt, em.play_no = prompt, session.played(scenario)
         session.active.append(em)
         if self.version == 1:
             self.v1_prompts[req_id] = em
         else:
-            if self.scenario.idle_first:
+            if scenario.idle_first:
                 em.state("idle", "end_turn")  # stale: sent before the acknowledgement
             out.respond(req_id, {"messageId": em.user_message_id})
             em.accepted()
-        task = asyncio.ensure_future(self._turn(em, req_id))
+        task = asyncio.ensure_future(self._turn(em, req_id, scenario))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return DEFERRED
 
-    async def _turn(self, em: BaseEmitter, req_id: Any) -> None:
+    def scenario_for(self, prompt: list) -> Scenario:
+        """The scenario a prompt plays: the fixed one, or the one its words route to."""
+        if not self.routed:
+            return self.scenario
+        name = route(prompt_text(prompt))
+        return REPLIES.get(name) or SCENARIOS[name]
+
+    async def _turn(self, em: BaseEmitter, req_id: Any, scenario: Scenario) -> None:
         """Run one turn (turns of a session run one after another) and end it."""
         async with em.session.lock:
             try:
                 em.check()
                 em.begin()
-                await self.scenario.play(em)
+                await scenario.play(em)
                 stop, error = "end_turn", None
             except TurnCancelled:
                 stop, error = "cancelled", None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .data import absolute
+from .memory import SessionMemory
 
 FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -41,6 +42,20 @@ class Session:
     always: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     active: list[Any] = field(default_factory=list)
+    memory: SessionMemory = field(default_factory=SessionMemory)
+    plays: dict[Any, int] = field(default_factory=dict)
+
+    def played(self, scenario: Any) -> int:
+        """Count one more play of `scenario` in this session; how many there have been."""
+        self.plays[scenario] = self.plays.get(scenario, 0) + 1
+        return self.plays[scenario]
+
+
+def prompt_text(prompt: Any) -> str:
+    """The text blocks of a prompt joined together."""
+    blocks = prompt if isinstance(prompt, list) else []
+    texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return "".join(str(b.get("text", "")) for b in texts)
 
 
 def text_item(text: str) -> dict:
@@ -67,6 +82,7 @@ class BaseEmitter:
         session.turns += 1
         self.out, self.session, self.speed, self.client = out, session, speed, client
         self.turn_no = session.turns
+        self.play_no = self.turn_no  # the agent sets it: how often this turn's scenario has played
         self.cancelled = asyncio.Event()
         self.tools: dict[str, dict] = {}
         self.tool_cancels: dict[str, asyncio.Event] = {}
@@ -78,8 +94,8 @@ class BaseEmitter:
         return self.session.cwd
 
     def sfx(self, base: str) -> str:
-        """A turn-unique id: `base` on the first turn, `base_N` on turn N."""
-        return base if self.turn_no == 1 else f"{base}_{self.turn_no}"
+        """A session-unique id: `base` on the scenario's first play, `base_N` on its Nth play."""
+        return base if self.play_no == 1 else f"{base}_{self.play_no}"
 
     def path(self, rel: str) -> str:
         """Absolute path of a project-relative file."""
@@ -92,8 +108,7 @@ class BaseEmitter:
 
     def prompt_text(self) -> str:
         """The text blocks of the user's prompt joined together."""
-        blocks = [b for b in self.prompt if isinstance(b, dict) and b.get("type") == "text"]
-        return "".join(str(b.get("text", "")) for b in blocks)
+        return prompt_text(self.prompt)
 
     # -- timing and cancellation ----------------------------------------------
 
@@ -172,22 +187,33 @@ class BaseEmitter:
     def abandoned(self, req_id: int, method: str) -> None:
         """Hook: a request was left unanswered because the turn was cancelled."""
 
-    async def permission(self, params: dict) -> str | None:
-        """Ask for permission; the selected optionId, or None for anything else."""
+    async def permission(self, params: dict, call_id: str, command: str | None = None) -> str | None:
+        """Ask for permission about `call_id`; the selected optionId, or None for anything else."""
         from .wire import RpcError
 
         try:
             result = await self.call("session/request_permission", params)
         except RpcError:
-            return None
-        outcome = result.get("outcome") if isinstance(result, dict) else None
-        if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
-            option = outcome.get("optionId")
-            return option if isinstance(option, str) else None
-        return None
+            result = None
+        except TurnCancelled:
+            self.session.memory.answered(call_id, None, command)
+            raise
+        option = selected_option(result)
+        self.session.memory.answered(call_id, option, command)
+        return option
 
     def remember(self, call_id: str, fields: dict) -> dict:
         """Merge a tool-call patch into what this turn knows about the call."""
         known = self.tools.setdefault(call_id, {})
         known.update(fields)
+        self.session.memory.record(call_id, self.turn_no, fields)
         return known
+
+
+def selected_option(result: Any) -> str | None:
+    """The optionId of a `selected` permission outcome, else None."""
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+        option = outcome.get("optionId")
+        return option if isinstance(option, str) else None
+    return None

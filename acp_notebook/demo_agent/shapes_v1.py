@@ -159,7 +159,7 @@ class V1Emitter(BaseEmitter):
         params = {"sessionId": self.session.session_id, "toolCall": tool_call}
         params["options"] = PERMISSION_OPTIONS
         params["_meta"] = {META_KEY: {"title": title, "description": description}}
-        answer = await self.permission(params)
+        answer = await self.permission(params, call_id)
         self.check()
         return answer
 

@@ -134,7 +134,7 @@ class V2Emitter(BaseEmitter):
         tool_call = {"toolCallId": call_id}
         tool_call.update({k: known[k] for k in ("title", "kind", "status", "locations") if k in known})
         subject = {"type": "tool_call", "toolCall": tool_call}
-        return await self._ask(title, description, subject)
+        return await self._ask(call_id, title, description, subject)
 
     async def ask_command(
         self, call_id: str, terminal_id: str, title: str, description: str, tool_title: str
@@ -142,15 +142,17 @@ class V2Emitter(BaseEmitter):
         """Ask permission to run the test command (subject `command`)."""
         subject = {"type": "command", "command": TEST_COMMAND, "cwd": self.cwd}
         subject.update({"toolCallId": call_id, "terminalId": terminal_id})
-        return await self._ask(title, description, subject)
+        return await self._ask(call_id, title, description, subject, TEST_COMMAND)
 
-    async def _ask(self, title: str, description: str, subject: dict) -> str | None:
+    async def _ask(
+        self, call_id: str, title: str, description: str, subject: dict, command: str | None = None
+    ) -> str | None:
         """Send the request, reporting `requires_action` while it is pending."""
         params = {"sessionId": self.session.session_id, "title": title}
         params.update({"description": description, "subject": subject})
         params["options"] = PERMISSION_OPTIONS
         self.state("requires_action")
-        answer = await self.permission(params)
+        answer = await self.permission(params, call_id, command)
         self.check()
         self.state("running")
         return answer

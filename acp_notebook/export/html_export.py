@@ -19,6 +19,7 @@ from typing import Any
 from ..widgets.runtime import static_file
 from ..widgets.snapshot import snapshot_of
 from .json_export import source_of
+from .xray_export import xray_data
 
 _SCRIPT_BREAKERS = re.compile(r"<(?=/?script|!--)", re.IGNORECASE)
 
@@ -42,7 +43,8 @@ STYLE = """:root { --jp-code-font-family: "DejaVu Sans Mono", Menlo, Consolas, m
   --jp-code-font-size: 13px; --jp-ui-font-family: system-ui, "DejaVu Sans", sans-serif;
   --jp-ui-font-size1: 13px; }
 body { margin: 0; background: #fff; color: rgba(0, 0, 0, 0.87); font-family: var(--jp-ui-font-family); }
-#acp-export { max-width: 960px; margin: 12px auto; padding: 0 12px; }"""
+#acp-export { max-width: 960px; margin: 12px auto; padding: 0 12px; }
+#acp-export:has(.acp-with-xray) { max-width: 1500px; }"""
 
 
 def script_safe(js: str) -> str:
@@ -57,10 +59,14 @@ def json_data(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(source: Any, title: str | None = None) -> str:
-    """The page for ``source`` (a Session, SessionState or Replay)."""
+def render_html(source: Any, title: str | None = None, xray: bool = True) -> str:
+    """The page for ``source`` (a Session, SessionState or Replay); ``xray``: with its X-ray panel
+    (when the source has traffic)."""
     src = source_of(source)
     snapshot, blob = snapshot_of(src.state, src.summary, title)
+    inlined = xray_data(source, src.state, snapshot["order"]) if xray else None
+    if inlined is not None:
+        snapshot["xray"], snapshot["xray_data"] = inlined
     page_title = html.escape(str(snapshot["header"].get("title") or "ACP session"))
     terminal_bytes = json_data(base64.b64encode(blob).decode("ascii"))
     bundle = script_safe(static_file("runtime.js").read_text(encoding="utf-8"))
@@ -85,8 +91,8 @@ def render_html(source: Any, title: str | None = None) -> str:
     )
 
 
-def export_html(source: Any, path: str | os.PathLike, title: str | None = None) -> Path:
-    """Write the self-contained page of ``source`` to ``path``; returns the path."""
+def export_html(source: Any, path: str | os.PathLike, title: str | None = None, xray: bool = True) -> Path:
+    """Write the self-contained page of ``source`` to ``path`` (``xray``: with the X-ray); returns it."""
     out = Path(path)
-    out.write_text(render_html(source, title), encoding="utf-8")
+    out.write_text(render_html(source, title, xray), encoding="utf-8")
     return out

@@ -227,6 +227,10 @@ class Commands:
         """``%acp view``: the live view of the whole session."""
         display(_view(self.session(args.name), title=args.name))
 
+    async def xray(self, args: argparse.Namespace) -> None:
+        """``%acp xray``: the session's view with the raw messages beside it."""
+        display(_view(self.session(args.name), title=args.name, xray=True))
+
 
 async def _open_after_login(agent: Agent, cwd: Any, restartable: bool) -> Session:
     """``session/new`` after a login; an agent that read its credentials only when it started

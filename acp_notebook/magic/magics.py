@@ -13,7 +13,7 @@ from .errors import HelpShown
 from .parser import parse_cell, parse_line
 from .prompting import prompt_cell
 
-SYNC_COMMANDS = frozenset({"status", "list", "sessions", "view"})
+SYNC_COMMANDS = frozenset({"status", "list", "sessions", "view", "xray"})
 
 
 async def _nothing() -> None:
@@ -51,6 +51,8 @@ class AcpMagics(Magics):
           list                   the agents started in (or adopted by) this kernel
           sessions               the sessions of those agents
           view [--name NAME]     display the live view of the whole session again
+          xray [--name NAME]     the same view with the protocol X-ray: the raw messages beside
+                                 the tree (filter; pick a card or a message; see js/WIRE.md)
           cancel [--name NAME]   cancel the running turn (``session/cancel``; pending permission
                                  requests are answered ``cancelled``) and drop queued prompts
           wait [--name NAME] [--timeout S]

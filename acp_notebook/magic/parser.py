@@ -46,6 +46,7 @@ def _build() -> dict[str, _Parser]:
         ("status", "Agents, sessions, turn state and pending permissions."),
         ("cancel", "Cancel the running turn and drop queued prompts."),
         ("view", "Display the live view of the whole session."),
+        ("xray", "Display the session's view with the protocol X-ray beside it."),
     ):
         parsers[name] = _parser(name, text)
     parsers["status"].set_defaults(name=None)

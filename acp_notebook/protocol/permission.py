@@ -118,13 +118,15 @@ class PermissionRequest:
         if self.outcome is not None or self._answering:
             already = self.outcome or "an answer being sent"
             raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {already}")
-        self._answering = True
+        self._answering, self.decided_by = True, by  # on_answer may read who decides
         try:
             if self.on_answer is not None:
                 self.on_answer(self, outcome)  # sends the response; if it raises, still pending
+        except BaseException:
+            self.decided_by = None
+            raise
         finally:
             self._answering = False
-        self.decided_by = by
         self.outcome = outcome
 
     def __repr__(self) -> str:

@@ -271,7 +271,7 @@ def traffic_rows(state: SessionState) -> list[Row]:
 
 def _traffic_row(index: int, entry: dict[str, Any]) -> Row:
     own = entry.get("kind", "message")
-    derived = _describe(entry.get("message")) if own == "message" else {"kind": own}
+    derived = describe(entry.get("message")) if own == "message" else {"kind": own}
     row: Row = {"index": index, "direction": entry.get("dir"), "time": entry.get("t"), **derived}
     row["size"] = _size(entry)
     row.update({k: entry[k] for k in _GIVEN if k in entry})
@@ -281,7 +281,7 @@ def _traffic_row(index: int, entry: dict[str, Any]) -> Row:
 _GIVEN = ("index", "direction", "time", "method", "update", "id", "size")
 
 
-def _describe(message: Any) -> Row:
+def describe(message: Any) -> Row:
     """kind, method, update and id of a JSON-RPC message (or a batch of them)."""
     if isinstance(message, list):
         return {"kind": "batch", "method": None, "update": None, "id": None}

@@ -14,7 +14,9 @@ array); ``session`` is the session the message belongs to, where one is known (i
 ``sessionId``, or the request it answers). Secrets never enter an entry: ``redact`` replaces
 the values of login ``_meta`` keys and the ``headers``/``env`` values of MCP server entries by
 ``"<redacted>"`` and lists what it replaced under ``redacted`` (paths such as
-``params.mcpServers[0].headers[0].value``). Readers keep unknown keys: the format only grows.
+``params.mcpServers[0].headers[0].value``). The client's answer to a permission request also
+carries ``decided_by`` (``"user"``, ``"policy"``, ``"handler"``, ``"memory"``, ``"cancel"``...),
+so a replay shows who answered. Readers keep unknown keys: the format only grows.
 """
 
 from __future__ import annotations
@@ -119,15 +121,16 @@ class SessionTagger:
         session = _session_id(message)
         if "method" in message and "id" in message:
             if session is not None and len(self._open) < PAIRS_KEPT:
-                self._open[(entry["dir"], _key(message["id"]))] = session
+                self._open[(entry["dir"], id_key(message["id"]))] = session
         elif "id" in message:
             asker = "in" if entry["dir"] == "out" else "out"
-            session = self._open.pop((asker, _key(message["id"])), None) or session
+            session = self._open.pop((asker, id_key(message["id"])), None) or session
         if session is not None:
             entry["session"] = session
 
 
-def _key(value: Any) -> Any:
+def id_key(value: Any) -> Any:
+    """A JSON-RPC id usable as a dict key."""
     return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
 
 

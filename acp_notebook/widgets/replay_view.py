@@ -1,9 +1,10 @@
 """A replay's view: a scrubber (slider, play/pause, step, speed) above the session view.
 
 The session view observes one ``SessionState``; a replay's state is rebuilt when it seeks
-backwards, and is changed on the replay's worker thread. So the view is closed before every
-seek and a new one shows the state after it, inside the same box: nothing observes a state
-while it changes, and the view always shows the replay's current state.
+backwards, and is changed on the replay's worker thread. So the view stops observing before
+every seek (``detach``) and is pointed at the state after it (``retarget``): nothing observes
+a state while it changes, the view always shows the replay's current state, and its X-ray
+panel (``xray=True``) keeps its place. Selecting a message in the X-ray seeks there.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import ipywidgets as w
 
 from .session_view import SessionView
+from .xray_source import XRaySource
 
 SPEEDS = (("0.5x", 0.5), ("1x", 1.0), ("2x", 2.0), ("10x", 10.0), ("instant", None))
 
@@ -21,18 +23,18 @@ SPEEDS = (("0.5x", 0.5), ("1x", 1.0), ("2x", 2.0), ("10x", 10.0), ("instant", No
 class ReplayView(w.VBox):
     """A ``SessionView`` of a replay under its scrubber."""
 
-    def __init__(self, replay: Any, **view_options: Any) -> None:
-        self.replay, self._options = replay, view_options
+    def __init__(self, replay: Any, *, xray: bool = False, **view_options: Any) -> None:
+        self.replay = replay
         self.slider = w.IntSlider(value=replay.position, min=0, max=len(replay), description="message")
         self.play_button = w.ToggleButton(value=False, description="Play", icon="play")
         self.back = w.Button(description="", icon="step-backward", tooltip="one message back")
         self.forward = w.Button(description="", icon="step-forward", tooltip="one message on")
         self.speed = w.Dropdown(options=SPEEDS, value=1.0, description="speed", layout={"width": "160px"})
         self.label = w.Label()
-        self.session_view: SessionView | None = None
-        self.body = w.Box()
+        source = XRaySource.of_replay(replay) if xray else False
+        self.session_view = SessionView(replay.state, xray=source, **view_options)
         bar = w.HBox([self.back, self.play_button, self.forward, self.slider, self.speed, self.label])
-        super().__init__([bar, self.body])
+        super().__init__([bar, self.session_view])
         self.slider.observe(self._on_slider, names="value")
         self.play_button.observe(self._on_play, names="value")
         self.back.on_click(lambda _b: replay.step(-1))
@@ -42,13 +44,10 @@ class ReplayView(w.VBox):
         self._after(replay)
 
     def _before(self, _replay: Any) -> None:
-        if self.session_view is not None:
-            self.session_view.close()
-            self.session_view = None
+        self.session_view.detach()
 
     def _after(self, replay: Any) -> None:
-        self.session_view = SessionView(replay.state, **self._options)
-        self.body.children = (self.session_view,)
+        self.session_view.retarget(replay.state)
         if self.slider.value != replay.position:
             self.slider.value = replay.position
         self.label.value = f"{replay.position}/{len(replay)} · {replay.time_at(replay.position):.2f} s"
@@ -77,7 +76,7 @@ class ReplayView(w.VBox):
     def close(self) -> None:
         """Stop observing the replay and close the views."""
         self.replay.pause()
-        self._before(self.replay)
+        self.session_view.close()
         for hooks, hook in ((self.replay.before_seek, self._before), (self.replay.on_seek, self._after)):
             if hook in hooks:
                 hooks.remove(hook)

@@ -28,6 +28,9 @@ from .header import header
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 from .snapshot import snapshot_of
+from .xray_link import REQUESTS as XRAY_REQUESTS
+from .xray_link import XRayLink
+from .xray_source import XRaySource
 
 ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
 
@@ -49,11 +52,13 @@ class SessionView(anywidget.AnyWidget):
         scheduler: Scheduler | None = None,
         actions: Actions | None = None,
         root: str | None = None,
+        xray: bool | XRaySource = False,
     ) -> None:
         super().__init__(runtime=get_runtime())
         frontend.mark_shown()
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
+        self._home = self.state
         self.title, self.root = title, root if root is not None else vm.server_root()
         self.actions = actions or actions_for(self.session, self.state)
         self.scheduler = scheduler or default_scheduler()
@@ -65,13 +70,52 @@ class SessionView(anywidget.AnyWidget):
         self._dirty_terms: dict[str, None] = {}
         self._sent_terms: dict[str, tuple[int, int]] = {}
         self._seq = 0
+        self._full_pending = False
         self._loop = _running_loop()
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
         self._unsubscribe = self.state.subscribe(self._on_change)
+        self.xray = self._xray_link(xray)
         self.on_msg(self._on_msg)
         self.flush_snapshot()
         self._mark_sent()  # the first snapshot carries everything so far
+
+    def _xray_link(self, xray: bool | XRaySource) -> XRayLink | None:
+        if xray is False:
+            return None
+        if isinstance(xray, XRaySource):
+            return XRayLink(self, xray)
+        if self.session is None or not hasattr(self.session, "agent"):
+            raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
+        self.session.agent.traffic_log.listeners.append(self.refresh)
+        return XRayLink(self, XRaySource.live(self.session))
+
+    @property
+    def live_state(self) -> SessionState:
+        """The state the view follows when nothing is pinned (a replay's current one)."""
+        replay = self.xray.source.replay if self.xray is not None else None
+        return replay.state if replay is not None else self._home
+
+    @property
+    def read_only(self) -> bool:
+        """True while the view shows a replay or a pinned past state: its buttons do nothing."""
+        return self.xray is not None and (self.xray.pinned is not None or self.xray.source.replay is not None)
+
+    def detach(self) -> None:
+        """Stop observing the state (before a seek changes it on another thread)."""
+        self._unsubscribe()
+        self._unsubscribe = _nothing
+
+    def retarget(self, state: SessionState) -> None:
+        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state)."""
+        self.detach()
+        self.state = state
+        self._keys, self._terminals, self._sent_terms = {}, {}, {}
+        for kind, key in state.timeline:
+            self._include(kind, key)
+        self._unsubscribe = state.subscribe(self._on_change)
+        self._full_pending = True  # the next patch replaces what the browser shows
+        self.scheduler.mark(self)
 
     def _mark_sent(self) -> None:
         self._dirty, self._dirty_terms, self._new = {}, {}, []
@@ -134,10 +178,13 @@ class SessionView(anywidget.AnyWidget):
     # -- flushing (called by the scheduler) -------------------------------------------------------
     def flush_patch(self) -> int:
         """Send one coalesced patch with what changed since the last one; returns messages sent."""
+        if self._full_pending:
+            return self.flush_full()
         return self._send_patch(full=False)
 
     def flush_full(self) -> int:
         """Send the whole view as one patch (the answer to a browser's ``resync``)."""
+        self._full_pending = False
         self._sent_terms.clear()
         self._new, self._dirty = list(self._keys), dict.fromkeys(self._keys)
         self._dirty_terms = dict.fromkeys(self._terminals)
@@ -150,6 +197,8 @@ class SessionView(anywidget.AnyWidget):
         entries = {k: self._entry(k) for k in self._dirty}
         metas, moves, buffers = self._terminal_changes(list(self._dirty_terms))
         message = {"type": "patch", "seq": self._seq, "full": full, "header": self._header()}
+        if self.xray is not None:
+            message["xray"] = self.xray.meta()
         message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
         self._dirty, self._dirty_terms, self._new = {}, {}, []
         self.send(message, buffers)
@@ -164,6 +213,8 @@ class SessionView(anywidget.AnyWidget):
             self.state, summary, self.title, items=self._keys, terminals=self._terminals,
             seq=self._seq, interactive=self.actions.interactive_terminals(), root=self.root,
         )  # fmt: skip
+        if self.xray is not None:
+            snapshot["xray"] = self.xray.meta()
         with self.hold_sync():
             self.snapshot = snapshot
             self.terminal_bytes = blob
@@ -211,6 +262,10 @@ class SessionView(anywidget.AnyWidget):
             self.flush_full()
         elif kind == "rendered":
             frontend.mark_rendered()
+        elif kind in XRAY_REQUESTS and self.xray is not None:
+            self.xray.handle(content)
+        elif self.read_only:
+            return  # a replay or a past state: nothing to answer or cancel
         elif kind == "select":
             self.actions.select(str(content.get("key")), str(content.get("option")))
         elif kind == "cancel_turn":
@@ -245,7 +300,17 @@ class SessionView(anywidget.AnyWidget):
         """Stop observing the state and close the widget."""
         self._unsubscribe()
         self.scheduler.forget(self)
+        if self.xray is not None:
+            if self.session is not None and hasattr(self.session, "agent"):
+                listeners = self.session.agent.traffic_log.listeners
+                if self.refresh in listeners:
+                    listeners.remove(self.refresh)
+            self.xray.close()
         super().close()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

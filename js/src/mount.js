@@ -9,6 +9,8 @@ import { TerminalObservers } from "./observers.js";
 import { Ticker } from "./ticker.js";
 import { renderCard } from "./toolcall.js";
 import { h, isLab, sig, toU8 } from "./util.js";
+import { XRayPanel } from "./xray.js";
+import { KernelSource, LocalSource } from "./xraysource.js";
 
 const RESYNC_WAIT_MS = 2000;
 const CHUNK = 64; // entries per layout-contained chunk of the list
@@ -44,6 +46,7 @@ class View {
     this.header = h("div", { class: "acp-header" });
     this.list = h("div", { class: "acp-entries" });
     this.root = h("div", { class: "acp-session" }, this.header, this.list);
+    this.xray = null; // the X-ray panel, once the kernel says the view has one
     this.ticker = new Ticker(this.root);
     this.onMsg = (msg, buffers) => this.guard(() => this.onMessage(msg, buffers));
     this.onSnap = () => this.guard(() => this.applySnapshot());
@@ -63,6 +66,7 @@ class View {
     this.model.off?.("msg:custom", this.onMsg);
     this.model.off?.("change:snapshot", this.onSnap);
     this.ticker.stop();
+    this.xray?.destroy();
     for (const card of this.cards.values()) for (const it of card._acpItems || []) it.node._acpDestroy?.();
     this.observers.disconnect();
     this.root.remove();
@@ -95,6 +99,38 @@ class View {
 
   onMessage(msg, buffers) {
     if (msg && msg.type === "patch") this.applyPatch(msg, buffers || []);
+    else if (msg && msg.type === "xray_reply") this.xray?.source.receive?.(msg);
+  }
+
+  /** The X-ray meta of a patch or snapshot: make the panel (the first time), mark what is pinned. */
+  setXRay(meta, data) {
+    if (!this.xray) {
+      const source = data ? new LocalSource(data) : new KernelSource((m) => this.send(m));
+      this.xray = new XRayPanel(source);
+      this.pinBar = h("div", { class: "acp-pinbar", hidden: true });
+      const tree = h("div", { class: "acp-tree" }, this.pinBar, this.list);
+      this.root.classList.add("acp-with-xray");
+      this.root.append(h("div", { class: "acp-split" }, tree, this.xray.el));
+      this.list.addEventListener("click", (e) => this.pickEntry(e));
+    }
+    this.xray.setMeta(meta);
+    const pinned = meta.pinned;
+    this.root.classList.toggle("acp-readonly", pinned != null || typeof meta.position === "number" || !!data);
+    this.pinBar.hidden = pinned == null;
+    if (pinned != null) {
+      const back = h("button", { type: "button", class: "acp-btn acp-btn-small", on: { click: () => this.xray.source.unpin().catch(() => {}) } }, "Back to live");
+      this.pinBar.replaceChildren(h("span", null, `The state right after message #${pinned} (buttons are off).`), " ", back);
+    }
+  }
+
+  /** A click on an entry of the tree (not on its controls) asks which messages built it. */
+  pickEntry(e) {
+    if (e.target.closest("button, a, input, textarea, select, summary, .xterm, .acp-term-screen")) return;
+    const node = e.target.closest("[data-key]");
+    if (!node || !this.list.contains(node)) return;
+    for (const old of this.list.querySelectorAll(".acp-xray-picked")) old.classList.remove("acp-xray-picked");
+    node.classList.add("acp-xray-picked");
+    this.xray.showCard(node.dataset.key);
   }
 
   /** The `snapshot` + `terminal_bytes` traits, when newer than what is drawn. */
@@ -117,6 +153,7 @@ class View {
     // reopened without its kernel) stays read-only, and snapshot refreshes do not flip anything.
     if (p.header && !fromSnapshot) this.setInteractive(p.header.interactive_terminals);
     if (p.header) this.setHeader(p.header);
+    if (p.xray && typeof p.xray === "object") this.setXRay(p.xray, p.xray_data);
     if (p.full) this.setOrder(Array.isArray(p.order) ? p.order : []);
     else for (const key of Array.isArray(p.order) ? p.order : []) this.slotFor(key);
     for (const [id, meta] of Object.entries(p.terminals || {})) if (meta) this.terminals.setMeta(id, meta);

@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -318,17 +319,23 @@ _WAIT_VALUE_JS = """async ({arg, want}) => {
 
 
 def wait_value(page, js: str, want: object, what: str, arg: object = None, timeout: float = 30_000) -> None:
-    """Wait until the JS function ``js(arg)`` (may be async) returns ``want`` (deep equality); else fail."""
+    """Wait until the JS function ``js(arg)`` (may be async) returns ``want`` (deep equality); else fail.
+
+    Polled from here with ``page.evaluate``, which awaits a returned promise: Playwright's
+    ``wait_for_function`` does not, and would take the promise itself as a truthy answer."""
     probe = _WAIT_VALUE_JS.replace("__FN__", js)
-    try:
-        page.wait_for_function(probe, arg={"arg": arg, "want": want}, timeout=timeout, polling=100)
-    except Exception as exc:  # playwright's TimeoutError (or the page went away): show the last value
+    deadline = time.monotonic() + timeout / 1000
+    last: object = None
+    while True:
         try:
-            got = page.evaluate(js, arg)
-        except Exception as again:
-            got = f"(cannot read: {again!r})"
-        why = f"timed out ({timeout / 1000:g}s)" if "Timeout" in type(exc).__name__ else repr(exc)
-        pytest.fail(f"{why} waiting for {what}\n got: {got!r}\nwant: {want!r}")
+            if page.evaluate(probe, {"arg": arg, "want": want}):
+                return
+            last = page.evaluate(js, arg)
+        except Exception as exc:  # the page went away, or the function threw: show that
+            last = f"(cannot read: {exc!r})"
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out ({timeout / 1000:g}s) waiting for {what}\n got: {last!r}\nwant: {want!r}")
+        page.wait_for_timeout(100)
 
 
 # -- the browser ------------------------------------------------------------------------------------

@@ -8,11 +8,13 @@ terminal's text from the embedded bytes, with no dialog and no page error.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
 import acp_notebook
+import acp_notebook.traces
 
 from .conftest import CHROMIUM, CHROMIUM_ARGS, unavailable, wait_value
 
@@ -131,3 +133,116 @@ def test_exported_page_renders_offline(exported):
             browser.close()
     assert dialogs == [], f"dialogs fired: {dialogs}"
     assert page_errors == [], f"page errors: {page_errors}"
+
+
+# -- the X-ray in an exported page ----------------------------------------------------------------
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def _long_trace(out: Path, extra: int) -> Path:
+    """The shipped demo trace with ``extra`` updates before the turn ends (the last one with a status
+    that v2 does not have)."""
+    lines = acp_notebook.traces.path("demo_v2.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    end = len(entries) - 1  # before the last entry: the v2 state_update that ends the turn
+    session = entries[end - 1]["message"]["params"]["sessionId"]
+
+    def update(n: int, status: str) -> dict:
+        upd = {"sessionUpdate": "tool_call_update", "toolCallId": "call_read", "status": status,
+               "title": f"Read {n} {HOSTILE}"}  # fmt: skip
+        message = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session, "update": upd},
+        }
+        return {
+            "dir": "in",
+            "t": entries[end - 1]["t"],
+            "kind": "message",
+            "message": message,
+            "session": session,
+        }
+
+    added = [update(n, "completed") for n in range(extra - 1)] + [update(extra, "suspended")]
+    path = out / "long.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in [*entries[:end], *added, *entries[end:]]) + "\n")
+    return path
+
+
+def _open(p, path: Path, errors: list[str], dialogs: list[str]):
+    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1200})
+    ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    page = ctx.new_page()
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri(), timeout=15_000)
+    wait_value(page, "() => document.documentElement.dataset.acpExport || null", "mounted", "the mount")
+    return browser, page
+
+
+ROWS = "() => [...document.querySelectorAll('.acp-xray-row[data-index]')].map((r) => Number(r.dataset.index))"
+
+
+def test_exported_xray_filters_links_and_marks_offline(exported):
+    path, _info = exported
+    errors: list[str] = []
+    dialogs: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser, page = _open(p, path, errors, dialogs)
+        try:
+            wait_value(page, f"() => ({ROWS})().length > 5", True, "the X-ray rows")
+            page.fill(".acp-xray-filter", "session/request_permission")
+            wait_value(page, f"() => ({ROWS})().length", 2, "the two permission requests")
+            asked = page.evaluate(ROWS)[0]
+            page.locator(f'.acp-xray-row[data-index="{asked}"]').click()
+            wait_value(page, "() => !!document.querySelector('.acp-xray-json')", True, "the detail")
+            shown = page.locator(".acp-xray-detail").inner_text()
+            assert (
+                json.loads(page.locator(".acp-xray-json").inner_text())["method"]
+                == "session/request_permission"
+            ), shown
+            assert "needs the kernel" in page.locator(".acp-xray-detail").inner_text()
+            page.locator(".acp-xray-detail-head .acp-xray-goto").click()  # to its response
+            wait_value(page, "() => document.querySelector('.acp-xray-detail-head strong')?.textContent",
+                       f"#{asked + 1} response", "the linked response")  # fmt: skip
+            assert page.locator(".acp-xray-filter").input_value() == ""  # the filter hid it: cleared
+            page.locator('.acp-card[data-key="tool_call:call_edit"] .acp-card-title').click()
+            bar = "() => /built by \\d+ messages/.test(document.querySelector('.acp-xray-cardbar').innerText)"
+            wait_value(page, bar, True, "the card bar")
+            marked = "() => document.querySelectorAll('.acp-xray-row.acp-xray-marked').length >= 3"
+            wait_value(page, marked, True, "the card's messages marked")
+        finally:
+            browser.close()
+    assert errors == [] and dialogs == []
+
+
+def test_exported_xray_of_a_long_trace_virtualises_and_shows_findings(tmp_path):
+    rep = acp_notebook.replay(_long_trace(tmp_path, 3000))
+    out = acp_notebook.export_html(rep, tmp_path / "long.html")
+    rep.close()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser, page = _open(p, out, errors, dialogs)
+        try:
+            wait_value(
+                page,
+                "() => document.querySelector('.acp-xray-count').textContent",
+                "3075 messages",
+                "the count",
+            )
+            assert len(page.evaluate(ROWS)) < 60  # only the rows in view are in the DOM
+            page.locator(".acp-xray-list").evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
+            wait_value(page, f"() => ({ROWS})().includes(3074)", True, "the last row after scrolling")
+            summary = page.locator(".acp-xray-findings summary").inner_text()
+            assert summary.startswith("Doctor: 1 violation"), summary
+            page.locator(".acp-xray-findings").evaluate("(d) => { d.open = true; }")
+            page.locator(".acp-xray-findings .acp-xray-goto").first.click()
+            flagged = page.locator(".acp-xray-detail .acp-xray-finding").inner_text()
+            assert "reserved-value" in flagged and "suspended" in flagged, flagged
+            assert page.locator(".acp-xray-row .acp-xray-flag.acp-sev-error").count() == 1
+            assert HOSTILE in page.locator(".acp-xray-json").inner_text()  # as text, never markup
+        finally:
+            browser.close()
+    assert errors == [] and dialogs == []

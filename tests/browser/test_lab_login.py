@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from ..support import until
 from .conftest import wait_value
 from .test_lab_demo import EXEC_JS, WIDGET_STATE, save, wait_js
 
@@ -117,7 +118,14 @@ def test_secret_form_and_interactive_terminal_in_jupyterlab(lab_log, lab_pages):
     page.keyboard.press("Escape")
     page.keyboard.type("m")
     page.keyboard.press("Shift+Enter")  # JupyterLab's "run cell": here, Enter for the terminal
-    wait_value(page, f"async () => (await ({TERM_JS})()).lines?.[0] ?? null", "abdd\x1bm", "the echo")
+    # the echo: ESC m is an escape sequence to xterm (not drawn); the kernel got every byte
+    wait_value(page, f"async () => (await ({TERM_JS})()).lines?.[0] ?? null", "abdd", "the echo")
+    until(
+        lambda: probe(page)["typed"] == "abdd\x1bm\r",
+        10,
+        interval=0.2,
+        message=lambda: f"the keys: {probe(page)}",
+    )
     state = page.evaluate(TERM_JS)["state"]
     assert state["stdin"] and state["cols"] > 80 and state["rows"] == 24
     assert cell_count(page) == cells  # "a", "b", "d d" did not add or delete cells

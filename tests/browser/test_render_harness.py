@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import pytest
 
-from .conftest import unavailable
+from .conftest import unavailable, wait_value
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -156,7 +156,7 @@ class Page:
 
     def settle(self, selector: str = "body") -> None:
         """Wait until the terminals shown in ``selector`` have their xterm drawn (see SETTLED_JS)."""
-        self.page.wait_for_function(SETTLED_JS, arg=selector, timeout=10_000)
+        wait_value(self.page, SETTLED_JS, True, f"the terminals in {selector} drawn", selector, 10_000)
 
     def shot(self, name: str, selector: str | None = None, full: bool = False) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
@@ -846,9 +846,8 @@ def test_two_thousand_cards_and_hundred_terminals(page, capsys):
     # scroll far down: that terminal is built, the first one disposed after its grace period
     page.page.locator('[data-terminal-id="term-90"]').scroll_into_view_if_needed()
     page.page.wait_for_function("(s) => harness.isLive(s)", arg='[data-terminal-id="term-90"]')
-    page.page.wait_for_function(
-        "async (s) => !(await harness.isLive(s))", arg='[data-terminal-id="term-0"]', timeout=8000
-    )
+    wait_value(page.page, "async (s) => !(await harness.isLive(s))", True, "term-0 disposed",
+               '[data-terminal-id="term-0"]', 8000)  # fmt: skip
     assert len(page.js(live)) <= 3
     assert page.lines('[data-terminal-id="term-90"]')[0] == "ok step 0 of job 1802"
     page.page.locator('[data-terminal-id="term-0"]').scroll_into_view_if_needed()
