@@ -28,6 +28,7 @@ from .settings import SessionSettings
 from .summary import SessionSummary
 from .turn_runner import Prompt, TurnRunner, to_blocks
 from .turns import CANCEL_GRACE, TurnQueue
+from .update_apply import apply_update
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -147,22 +148,8 @@ class Session:
 
     # -- incoming (called by the agent's reader, in arrival order) ------------------------------
     def on_update(self, update: Any) -> None:
-        """Apply one ``session/update``."""
-        wire = self.agent.wire
-        update = wire.normalize_update(update)
-        self._runner.before(update)
-        self.state.apply(update)
-        implied = wire.extension_updates(update, self._tool_call_meta(update))
-        for message, value in implied.problems:
-            self.state.diagnose("malformed-extension", message, value)
-        for extra in implied.updates:
-            self.state.apply(extra)
-        self._runner.after(update)
-
-    def _tool_call_meta(self, update: Any) -> Any:
-        tc_id = update.get("toolCallId") if isinstance(update, dict) else None
-        tc = self.state.tool_calls.get(tc_id) if isinstance(tc_id, str) else None
-        return tc.meta if tc is not None else None
+        """Apply one ``session/update`` (and what its extensions imply)."""
+        apply_update(self.state, self.agent.wire, self._runner, update)
 
     def on_permission(self, request: Request) -> object:
         """Take a ``session/request_permission`` request (answered later)."""

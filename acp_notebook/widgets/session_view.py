@@ -21,14 +21,14 @@ from ..client import frontend
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
-from . import inbound
+from . import browser_inbox
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .header import header
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 from .snapshot import snapshot_of
-from .xray_link import REQUESTS as XRAY_REQUESTS
+from .terminal_moves import terminal_moves
 from .xray_link import XRayLink
 from .xray_source import XRaySource
 
@@ -75,20 +75,10 @@ class SessionView(anywidget.AnyWidget):
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
         self._unsubscribe = self.state.subscribe(self._on_change)
-        self.xray = self._xray_link(xray)
+        self.xray = XRayLink.attach(self, xray)
         self.on_msg(self._on_msg)
         self.flush_snapshot()
         self._mark_sent()  # the first snapshot carries everything so far
-
-    def _xray_link(self, xray: bool | XRaySource) -> XRayLink | None:
-        if xray is False:
-            return None
-        if isinstance(xray, XRaySource):
-            return XRayLink(self, xray)
-        if self.session is None or not hasattr(self.session, "agent"):
-            raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
-        self.session.agent.traffic_log.listeners.append(self.refresh)
-        return XRayLink(self, XRaySource.live(self.session))
 
     @property
     def live_state(self) -> SessionState:
@@ -129,6 +119,11 @@ class SessionView(anywidget.AnyWidget):
     def entry_keys(self) -> list[str]:
         """The entry keys shown, in order."""
         return list(self._keys)
+
+    @property
+    def terminal_ids(self) -> dict[str, None]:
+        """The terminals this view shows (in its cards)."""
+        return self._terminals
 
     def refresh(self) -> None:
         """Send the header again soon, e.g. when ``actions.interactive_terminals()`` changed on its own."""
@@ -195,7 +190,7 @@ class SessionView(anywidget.AnyWidget):
             return 0
         self._seq += 1
         entries = {k: self._entry(k) for k in self._dirty}
-        metas, moves, buffers = self._terminal_changes(list(self._dirty_terms))
+        metas, moves, buffers = terminal_moves(self.state, list(self._dirty_terms), self._sent_terms)
         message = {"type": "patch", "seq": self._seq, "full": full, "header": self._header()}
         if self.xray is not None:
             message["xray"] = self.xray.meta()
@@ -228,25 +223,6 @@ class SessionView(anywidget.AnyWidget):
         summary = self.session.summary() if self.session is not None else None
         return header(self.state, summary, self.title, self.actions.interactive_terminals())
 
-    def _terminal_changes(self, ids: list[str]) -> tuple[dict, list, list]:
-        metas, moves, buffers = {}, [], []
-        for terminal_id in ids:
-            term = self.state.terminals.get(terminal_id)
-            if term is None:
-                continue
-            metas[terminal_id] = vm.terminal_meta(term)
-            gen, end = self._sent_terms.get(terminal_id, (-1, 0))
-            reset = gen != term.generation or end < metas[terminal_id]["base"]
-            data = term.output if reset else term.read_from(end)
-            at = metas[terminal_id]["base"] if reset else end
-            if data or reset:
-                moves.append(
-                    {"id": terminal_id, "gen": term.generation, "at": at, "buf": len(buffers), "reset": reset}
-                )
-                buffers.append(data)
-            self._sent_terms[terminal_id] = (term.generation, term.end_offset)
-        return metas, moves, buffers
-
     # -- from the browser ---------------------------------------------------------------------------
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if self._loop is not None and threading.current_thread() is not threading.main_thread():
@@ -255,56 +231,13 @@ class SessionView(anywidget.AnyWidget):
             self._handle_browser_msg(content)
 
     def _handle_browser_msg(self, content: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        kind = content.get("type")
-        if kind == "resync":
-            self.flush_full()
-        elif kind == "rendered":
-            frontend.mark_rendered()
-        elif kind in XRAY_REQUESTS and self.xray is not None:
-            self.xray.handle(content)
-        elif self.read_only:
-            return  # a replay or a past state: nothing to answer or cancel
-        elif kind == "select":
-            self.actions.select(str(content.get("key")), str(content.get("option")))
-        elif kind == "cancel_turn":
-            self.actions.cancel_turn()
-        elif kind == "cancel_tool_call":
-            self.actions.cancel_tool_call(str(content.get("id")))
-        elif kind == "cancel_terminal":
-            self.actions.cancel_terminal(str(content.get("id")))
-        elif kind in ("terminal_input", "terminal_resize"):
-            self._terminal_msg(kind, content)
-
-    def _terminal_msg(self, kind: str, content: dict[str, Any]) -> None:
-        """Keystrokes or a size for an interactive terminal of this view (others are dropped)."""
-        check, act = (
-            (inbound.terminal_input, self.actions.terminal_input)
-            if kind == "terminal_input"
-            else (inbound.terminal_resize, self.actions.terminal_resize)
-        )
-        try:
-            args = check(content)
-        except ValueError as exc:
-            self.state.diagnose("view-bad-message", str(exc))
-            return
-        if args[0] not in self._terminals or args[0] not in self.actions.interactive_terminals():
-            return  # not ours, or no longer running: a keystroke racing the exit
-        try:
-            act(*args)
-        except Exception as exc:  # the message names the failure, never the keystrokes
-            self.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
+        browser_inbox.dispatch(self, content)
 
     def close(self) -> None:
         """Stop observing the state and close the widget."""
         self._unsubscribe()
         self.scheduler.forget(self)
         if self.xray is not None:
-            if self.session is not None and hasattr(self.session, "agent"):
-                listeners = self.session.agent.traffic_log.listeners
-                if self.refresh in listeners:
-                    listeners.remove(self.refresh)
             self.xray.close()
         super().close()
 

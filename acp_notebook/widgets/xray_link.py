@@ -26,10 +26,24 @@ SLOW = ("xray_card", "xray_select")  # a live session's re-enactment: off the ke
 class XRayLink:
     """One view's X-ray: its source, its pinned message, its answers to the panel."""
 
-    def __init__(self, view: SessionView, source: XRaySource) -> None:
-        self.view, self.source = view, source
+    def __init__(self, view: SessionView, source: XRaySource, traffic: Any = None) -> None:
+        self.view, self.source, self._traffic = view, source, traffic
         self.pinned: int | None = None
         self._pool: ThreadPoolExecutor | None = None  # one thread: re-enactments never overlap
+        if traffic is not None:
+            traffic.listeners.append(view.refresh)  # each new entry: the panel's count moves
+
+    @classmethod
+    def attach(cls, view: SessionView, xray: bool | XRaySource) -> XRayLink | None:
+        """The X-ray of ``view``: ``xray`` itself (a source), a live session's (True), or None."""
+        if xray is False:
+            return None
+        if isinstance(xray, XRaySource):
+            return cls(view, xray)
+        session = view.session
+        if session is None or not hasattr(session, "agent"):
+            raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
+        return cls(view, XRaySource.live(session), session.agent.traffic_log)
 
     def meta(self) -> dict[str, Any]:
         """What every patch tells the panel."""
@@ -119,7 +133,9 @@ class XRayLink:
         return {"pinned": None}
 
     def close(self) -> None:
-        """End the source's private re-enactments."""
+        """Stop listening to the traffic; end the source's private re-enactments."""
+        if self._traffic is not None and self.view.refresh in self._traffic.listeners:
+            self._traffic.listeners.remove(self.view.refresh)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self.source.close()

@@ -15,7 +15,8 @@ export class XRayPanel {
     this.flagged = new Map(); // index -> findings
     this.selected = null;
     this.card = null; // {key, indices, at}
-    this.list = new XRayList(source, { onPick: (i) => this.pick(i), decorate: (r, n) => this.decorate(r, n) });
+    const onError = (m) => this.unreachable(m);
+    this.list = new XRayList(source, { onPick: (i) => this.pick(i), decorate: (r, n) => this.decorate(r, n), onError });
     this.filter = h("input", { class: "acp-xray-filter", type: "search", placeholder: "filter: words in the row or its JSON", "aria-label": "filter messages" });
     let timer = null;
     this.filter.addEventListener("input", () => {
@@ -116,6 +117,13 @@ export class XRayPanel {
     if (String(d.json || "").length <= HIGHLIGHT_MAX && r.kind !== "stdout" && r.kind !== "stderr") highlightTextNodes(pre, "json");
     const cut = d.cut ? h("div", { class: "acp-muted" }, "(cut: the trace file holds it whole)") : null;
     this.detail.replaceChildren(head, ...findings, pre, cut);
+  }
+
+  /** The source could not answer (a saved notebook whose kernel has not this view): say so once. */
+  unreachable(message) {
+    if (this.el.querySelector(".acp-xray-unreachable")) return;
+    const text = `${message}. The rows live in the kernel: a saved notebook keeps only the counts and findings (export_html keeps the messages).`;
+    this.list.el.before(h("div", { class: "acp-xray-note acp-xray-unreachable" }, text));
   }
 
   note(message) {

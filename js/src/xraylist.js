@@ -10,9 +10,10 @@ const OVERSCAN = 8;
 const ARROW = { out: "→", in: "←" };
 
 export class XRayList {
-  constructor(source, { onPick, decorate }) {
+  constructor(source, { onPick, decorate, onError }) {
     this.source = source;
     this.onPick = onPick;
+    this.onError = onError; // (message) -> void: a page the source could not give
     this.decorate = decorate; // (row, node) -> void: highlight, findings, position
     this.query = "";
     this.total = 0;
@@ -48,7 +49,7 @@ export class XRayList {
 
   async recount() {
     const query = this.query;
-    const r = await this.source.rows(0, 0, query).catch(() => null);
+    const r = await this.source.rows(0, 0, query).catch((e) => this.failed(e));
     if (!r || query !== this.query) return;
     this.total = r.total;
     this.spacer.style.height = `${this.total * ROW_H}px`;
@@ -60,6 +61,11 @@ export class XRayList {
   async positionOf(index) {
     const r = await this.source.rows(0, 0, this.query, index).catch(() => null);
     return r ? r.found : null;
+  }
+
+  failed(error) {
+    this.onError(String((error && error.message) || error));
+    return null;
   }
 
   scrollToPosition(pos) {
@@ -90,8 +96,8 @@ export class XRayList {
     if (this.asked.has(page)) return;
     this.asked.add(page);
     const query = this.query;
-    const r = await this.source.rows(page * PAGE, PAGE, query).catch(() => null);
-    if (!r || query !== this.query) return;
+    const r = await this.source.rows(page * PAGE, PAGE, query).catch((e) => this.failed(e));
+    if (!r || query !== this.query) return; // not asked again until the rows change (invalidate)
     this.pages.set(page, r.rows);
     while (this.pages.size > PAGES_KEPT) {
       const oldest = this.pages.keys().next().value;

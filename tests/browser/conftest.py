@@ -137,6 +137,10 @@ class LabServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def notebook7_url(self, path: str) -> str:
+        """The URL opening ``path`` in Notebook 7 (served by the same server)."""
+        return f"{self.url}/notebooks/{path}?token={self.token}"
+
     def lab_url(self, path: str, reset: bool = True) -> str:
         """The URL opening ``path`` (relative to the root) in JupyterLab."""
         return f"{self.url}/lab/tree/{path}?{'reset&' if reset else ''}token={self.token}"
@@ -149,6 +153,8 @@ class LabServer:
             "@jupyterlab/apputils-extension:notification": {"checkForUpdates": False, "fetchNews": "false"},
         }
         (self.tmp / "app-settings" / "overrides.json").write_text(json.dumps(overrides, indent=2))
+        expose = json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}})  # Notebook 7's
+        (self.tmp / "config" / "jupyter_server_config.json").write_text(expose)
         env = {
             **os.environ,
             "JUPYTERLAB_SETTINGS_DIR": str(self.tmp / "user-settings"),

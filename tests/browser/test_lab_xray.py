@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ..support import until
 from .conftest import unavailable
-from .test_lab_demo import CHROMIUM, STATIC, TIMEOUT, view_state
+from .test_lab_demo import CHROMIUM, STATIC, TIMEOUT, save, saved_is_final, view_state
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -129,6 +130,25 @@ def test_live_xray_filters_marks_and_pins(lab_log, lab_pages):
     assert page.locator('.acp-card[data-key="tool_call:call_test"]').count() == 1
     assert page.locator(".acp-session.acp-readonly").count() == 0
     assert lab_pages.recorder.external_requests() == []
+
+    # saved, then reopened in a new kernel (the session gone): the count and a clear note, no rows
+    until(lambda: saved_is_final(server.root / LIVE) or _save(page), 15, interval=0.5, message="the save")
+    page.context.close()
+    assert server.shutdown_kernel_of(LIVE), server.sessions()
+    fresh = lab_pages("xray-saved", width=1500)
+    fresh.goto(server.lab_url(LIVE), wait_until="domcontentloaded", timeout=60_000)
+    wait_js(fresh, "() => !!document.querySelector('.acp-xray-count')", "the saved X-ray view")
+    assert fresh.locator(".acp-xray-count").inner_text() == count
+    wait_js(
+        fresh, "() => !!document.querySelector('.acp-xray-unreachable')", "the no-kernel note", timeout=20_000
+    )
+    assert "export_html keeps the messages" in fresh.locator(".acp-xray-unreachable").inner_text()
+
+
+def _save(page) -> bool:
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty = true")
+    save(page)
+    return False
 
 
 def test_replay_scrubber_and_xray_seek(lab_log, lab_pages):

@@ -1,0 +1,62 @@
+"""What a view does with a message from its page: resync, rendered, X-ray asks, clicks, keys.
+
+A function of the view (no state of its own). A replay or a pinned past state is read-only: its
+clicks and keys are dropped. Terminal keystrokes and sizes are checked (``inbound``) and only
+reach an interactive terminal of this view; a failure is a diagnostic that never quotes them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..client import frontend
+from . import inbound
+from .xray_link import REQUESTS as XRAY_REQUESTS
+
+if TYPE_CHECKING:
+    from .session_view import SessionView
+
+
+def dispatch(view: SessionView, content: Any) -> None:
+    """Handle one message from the view's page."""
+    if not isinstance(content, dict):
+        return
+    kind = content.get("type")
+    if kind == "resync":
+        view.flush_full()
+    elif kind == "rendered":
+        frontend.mark_rendered()
+    elif kind in XRAY_REQUESTS and view.xray is not None:
+        view.xray.handle(content)
+    elif view.read_only:
+        return  # a replay or a past state: nothing to answer or cancel
+    elif kind == "select":
+        view.actions.select(str(content.get("key")), str(content.get("option")))
+    elif kind == "cancel_turn":
+        view.actions.cancel_turn()
+    elif kind == "cancel_tool_call":
+        view.actions.cancel_tool_call(str(content.get("id")))
+    elif kind == "cancel_terminal":
+        view.actions.cancel_terminal(str(content.get("id")))
+    elif kind in ("terminal_input", "terminal_resize"):
+        terminal_message(view, kind, content)
+
+
+def terminal_message(view: SessionView, kind: str, content: dict[str, Any]) -> None:
+    """Keystrokes or a size for an interactive terminal of this view (others are dropped)."""
+    check, act = (
+        (inbound.terminal_input, view.actions.terminal_input)
+        if kind == "terminal_input"
+        else (inbound.terminal_resize, view.actions.terminal_resize)
+    )
+    try:
+        args = check(content)
+    except ValueError as exc:
+        view.state.diagnose("view-bad-message", str(exc))
+        return
+    if args[0] not in view.terminal_ids or args[0] not in view.actions.interactive_terminals():
+        return  # not ours, or no longer running: a keystroke racing the exit
+    try:
+        act(*args)
+    except Exception as exc:  # the message names the failure, never the keystrokes
+        view.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")

@@ -1,0 +1,34 @@
+"""Which terminal bytes a view patch carries: only the new ones, or all after a reset. No I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.state import SessionState
+from . import viewmodel as vm
+
+
+def terminal_moves(
+    state: SessionState, ids: list[str], sent: dict[str, tuple[int, int]]
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[bytes]]:
+    """Metadata, byte moves and buffers for terminals ``ids``; ``sent`` (id -> (generation, end))
+    says what the browser has, and is updated to what it will have."""
+    metas: dict[str, Any] = {}
+    moves: list[dict[str, Any]] = []
+    buffers: list[bytes] = []
+    for terminal_id in ids:
+        term = state.terminals.get(terminal_id)
+        if term is None:
+            continue
+        metas[terminal_id] = vm.terminal_meta(term)
+        gen, end = sent.get(terminal_id, (-1, 0))
+        reset = gen != term.generation or end < metas[terminal_id]["base"]
+        data = term.output if reset else term.read_from(end)
+        at = metas[terminal_id]["base"] if reset else end
+        if data or reset:
+            moves.append(
+                {"id": terminal_id, "gen": term.generation, "at": at, "buf": len(buffers), "reset": reset}
+            )
+            buffers.append(data)
+        sent[terminal_id] = (term.generation, term.end_offset)
+    return metas, moves, buffers
