@@ -39,6 +39,9 @@ _EXPORTS = {
     "Replay": "client.replayer",
     "replay": "client.replayer",
     "doctor": "client.diagnosis",
+    "compare": "comparison",
+    "compare_sync": "comparison",
+    "Comparison": "comparison",
     "export_json": "export",
     "export_html": "export",
 }

@@ -19,7 +19,13 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["quickstart.ipynb", "protocol-tour.ipynb", "inspect-tool-results.ipynb", "replay-and-xray.ipynb"]
+NAMES = [
+    "quickstart.ipynb",
+    "protocol-tour.ipynb",
+    "inspect-tool-results.ipynb",
+    "replay-and-xray.ipynb",
+    "agent-on-your-data.ipynb",
+]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
@@ -195,3 +201,20 @@ def test_replay_and_xray(tmp_path, monkeypatch):
         "'toolu_a_bash': ('execute', 'completed')}",
         "doctor: [] []",
     ], "v1 beside v2"
+
+
+def test_agent_on_your_data(tmp_path, monkeypatch):
+    cells = run("agent-on-your-data.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    out = [c["stdout"].strip().splitlines() for c in cells]
+    assert out[1] == ["http True"] and cells[1]["widgets"] == 1, "the server over HTTP, the view"
+    assert out[3] == [
+        "end_turn",
+        "`sales` has 4 rows and 3 columns. I computed its column means and plotted it: "
+        "{'day': 2.5, 'units': 15.0, 'price': 2.75}",
+    ]
+    assert [line.split()[0] for line in out[4]] == ["list_variables", "describe_variable", "run_code"]
+    assert out[4][2].endswith("approved by agent request (policy)  error=None")
+    means = "{'day': 2.5, 'units': 15.0, 'price': 2.75}"
+    assert out[5] == [f"{means} | 1 figure | {means}"], "the card's note, and the code ran in the namespace"
+    assert out[6] == ["You shared nothing; there is no table among them to look at.", "['list_variables']"]

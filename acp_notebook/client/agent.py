@@ -20,6 +20,7 @@ from .errors import AcpError, AgentExited
 from .host import FilePolicy
 from .intake import Intake
 from .login import Logins, TerminalLogin
+from .notebook_link import NotebookLink
 from .opening import Opening
 from .recorder import Traffic
 from .session import Session
@@ -204,13 +205,32 @@ class Agent:
         additional_directories: Sequence[str | os.PathLike] = (),
         files: FilePolicy | None = None,
         timeout: float | None = None,
+        share: dict[str, Any] | None = None,
+        run_code: bool = False,
+        checkpoints: bool | None = None,
     ) -> Session:
         """Create a session rooted at ``cwd`` (absolute; default: the current directory).
 
         ``additional_directories`` are further roots; ``files`` narrows or widens what a v1 agent
-        may read and write through the client (``FilePolicy``).
+        may read and write through the client (``FilePolicy``). ``share`` (objects by name, even
+        ``{}``) or ``run_code=True`` gives the agent the ``notebook`` MCP server (``notebook_link``).
+        ``checkpoints``: a snapshot of ``cwd`` per turn (``turn.changes()`` / ``revert()``); the
+        default takes them except in ``/``, the home directory or the temp directory itself.
         """
-        return await Opening(self).new(cwd, mcp_servers, additional_directories, files, timeout)
+        if share is None and not run_code:
+            opening = Opening(self)
+            return await opening.new(cwd, mcp_servers, additional_directories, files, timeout, checkpoints)
+        link = await NotebookLink.open(self, share, run_code)
+        servers = [*(mcp_servers or []), link.entry]
+        try:
+            opening = Opening(self)
+            session = await opening.new(cwd, servers, additional_directories, files, timeout, checkpoints)
+        except BaseException:
+            await link.close()
+            raise
+        link.bind(session)
+        session.notebook = link
+        return session
 
     async def resume_session(
         self,
@@ -222,13 +242,14 @@ class Agent:
         additional_directories: Sequence[str | os.PathLike] = (),
         files: FilePolicy | None = None,
         timeout: float | None = None,
+        checkpoints: bool | None = None,
     ) -> Session:
         """Reattach to an existing session; with ``replay`` its history fills the new state.
 
         The session is registered before the request goes out: replayed updates come first.
         """
         return await Opening(self).resume(
-            session_id, cwd, replay, mcp_servers, additional_directories, files, timeout
+            session_id, cwd, replay, mcp_servers, additional_directories, files, timeout, checkpoints
         )
 
     async def close(self, grace: float = 2.0) -> int:
@@ -241,6 +262,8 @@ class Agent:
         self._closing = True
         for session in list(self.sessions.values()):
             await session.host.close()
+            if session.notebook is not None:
+                await session.notebook.close()
         code = await self.process.close(grace)
         await self.connection.aclose()
         return code

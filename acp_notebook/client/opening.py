@@ -39,7 +39,13 @@ class Opening:
                 return sessions
 
     async def new(
-        self, cwd: Any, mcp_servers: Any, additional_directories: Dirs, files: FilePolicy | None, timeout: Any
+        self,
+        cwd: Any,
+        mcp_servers: Any,
+        additional_directories: Dirs,
+        files: FilePolicy | None,
+        timeout: Any,
+        checkpoints: bool | None = None,
     ) -> Session:
         """``session/new``; the session is registered in the reader, when the answer arrives."""
         agent = self.agent
@@ -48,7 +54,9 @@ class Opening:
 
         def register(result: Any) -> None:  # in the reader: updates may follow at once
             result = result if isinstance(result, dict) else {}
-            session = Session(agent, result.get("sessionId"), cwd, roots=[cwd, *extra], files=files)
+            session = Session(
+                agent, result.get("sessionId"), cwd, roots=[cwd, *extra], files=files, checkpoints=checkpoints
+            )
             agent.sessions[session.session_id] = session
             session.settings.adopt(result)
             created.append(session)
@@ -68,12 +76,13 @@ class Opening:
         additional_directories: Dirs,
         files: FilePolicy | None,
         timeout: Any,
+        checkpoints: bool | None = None,
     ) -> Session:
         """``session/resume`` (or v1 ``session/load``), registered before the request goes out."""
         agent = self.agent
         cwd, extra = _roots(cwd, additional_directories)
         call = agent.wire.resume_session(session_id, cwd, replay, list(mcp_servers or []), extra)
-        session = Session(agent, session_id, cwd, roots=[cwd, *extra], files=files)
+        session = Session(agent, session_id, cwd, roots=[cwd, *extra], files=files, checkpoints=checkpoints)
         previous = agent.sessions.get(session_id)
         agent.sessions[session_id] = session
         try:

@@ -44,6 +44,7 @@ class PermissionDesk:
     ) -> None:
         self.state, self._make, self._respond = state, make, respond
         self._note_decider = note_decider  # the trace records who answered (replays show it)
+        self._local: dict[str, asyncio.Future] = {}  # the client's own questions (``ask``)
         self._cancel_turn = cancel_turn
         self.rules = PermissionRules()
         self.log = PermissionLog()
@@ -86,6 +87,31 @@ class PermissionDesk:
         elif not self._remembered(perm):
             self._offer(perm)
         return perm
+
+    def ask(self, params: dict[str, Any]) -> PermissionRequest:
+        """A question of the client's own (no agent request behind it, v2-shaped ``params``): the
+        same buttons, handler, memory and log; ``wait`` for its answer."""
+        self._count += 1
+        perm = PermissionRequest(f"perm_{self._count}", None, params, 2, on_answer=self._local_answer)
+        self._local[perm.key] = asyncio.get_running_loop().create_future()
+        self.state.add_permission(perm)
+        if not self._remembered(perm):
+            self._offer(perm)
+        return perm
+
+    async def wait(self, perm: PermissionRequest) -> None:
+        """Until ``perm`` (from ``ask``) is answered."""
+        future = self._local.get(perm.key)
+        if future is not None and perm.pending:
+            await asyncio.shield(future)
+
+    def _local_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
+        """``on_answer`` of a client question: nothing to send; observers hear of it just after."""
+        future = self._local.pop(perm.key, None)
+        loop = asyncio.get_running_loop()
+        loop.call_soon(self._answered, perm)
+        if future is not None and not future.done():
+            loop.call_soon(future.set_result, None)
 
     def cancel_request(self, request_id: Any) -> bool:
         """Answer ``cancelled`` to the pending request the agent withdrew (``$/cancel_request``)."""

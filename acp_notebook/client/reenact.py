@@ -138,7 +138,9 @@ class Reenactment:
             self.agent.connection.notify(method, message.get("params"))
 
     async def _new(self, cwd: Any, servers: Any, extra: Any) -> None:
-        session = await self.agent.new_session(cwd or "/", servers or [], additional_directories=extra)
+        session = await self.agent.new_session(
+            cwd or "/", servers or [], additional_directories=extra, checkpoints=False
+        )  # a replay touches no disk
         if self.session_id is None:
             self.session_id = session.session_id
 
@@ -149,7 +151,12 @@ class Reenactment:
         if self.session_id is None:
             self.session_id = params["sessionId"]
         await self.agent.resume_session(
-            params["sessionId"], cwd, replay=history, mcp_servers=servers, additional_directories=extra
+            params["sessionId"],
+            cwd,
+            replay=history,
+            mcp_servers=servers,
+            additional_directories=extra,
+            checkpoints=False,
         )
 
     def _answer(self, response: dict[str, Any], decided_by: str) -> None:

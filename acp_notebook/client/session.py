@@ -3,8 +3,9 @@
 Updates are applied to ``state`` in arrival order by the agent's reader. Every prompt is a turn
 in the queue (``turns.TurnQueue``): ``prompt`` awaits its turn and returns the stop reason
 (rule in ``protocol.turn``), ``prompt_task`` returns the task at once. ``cancel`` sends
-``session/cancel``, answers every pending permission ``cancelled`` and marks this turn's
-unfinished tool calls ``cancelled``. What differs between protocol versions is the wire's.
+``session/cancel``, answers every pending permission ``cancelled`` (and every write held for
+review rejected) and marks this turn's unfinished tool calls ``cancelled``. What differs between
+protocol versions is the wire's.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.jsonrpc import Request
 from ..protocol.patch import cancel_supported
 from ..protocol.permission import PermissionRequest
+from ..protocol.review import Review
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from . import blocking, headless
+from .checkpoints import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
-from .errors import AgentExited
+from .errors import AcpError, AgentExited
 from .host import FilePolicy, Host
+from .notebook_link import NotebookLink
 from .permission_memory import PermissionLog, PermissionRules
 from .permissions import PermissionDesk, PermissionHandler
 from .settings import SessionSettings
@@ -47,6 +51,7 @@ class Session:
         state: SessionState | None = None,
         roots: list[str] | None = None,
         files: FilePolicy | None = None,
+        checkpoints: bool | None = None,
     ) -> None:
         self.agent, self.session_id, self.cwd = agent, session_id, cwd
         self.roots = roots or [cwd]
@@ -64,9 +69,14 @@ class Session:
             cancel_turn=self.cancel,
             note_decider=agent.traffic_log.note_decider,
         )
-        self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop)
+        busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
+        wanted = checkpoint_wanted(cwd, checkpoints)
+        self.checkpoints = Checkpointer(self.state, cwd, session_id, busy) if wanted else None
+        keeper = self.checkpoints
+        self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop, keeper)
         self._queue = TurnQueue(agent.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
+        self.notebook: NotebookLink | None = None  # the `notebook` MCP server (new_session(share=))
 
     # -- what it is -----------------------------------------------------------------------------
     @property
@@ -87,6 +97,11 @@ class Session:
     def pending_permissions(self) -> list[PermissionRequest]:
         """Permission requests still waiting for an answer."""
         return self.state.pending_permissions
+
+    @property
+    def pending_reviews(self) -> list[Review]:
+        """Writes held for review (``FilePolicy(review=True)``) still waiting for decisions."""
+        return self.host.reviews.pending
 
     @property
     def permission_rules(self) -> PermissionRules:
@@ -209,6 +224,8 @@ class Session:
             self.state.diagnose("agent-exited", str(error).splitlines()[0], error.returncode, "error")
         self.fail_turn(error)
         self._spawn(self.host.close())
+        if self.notebook is not None:
+            self._spawn(self.notebook.close())
 
     def fail_turn(self, error: BaseException) -> None:
         """End a waiting turn with ``error``; the state reads idle."""
@@ -216,11 +233,12 @@ class Session:
 
     # -- cancelling -----------------------------------------------------------------------------
     async def cancel(self) -> None:
-        """Cancel the current turn: notify the agent, answer permissions, mark tool calls."""
+        """Cancel the current turn: notify the agent, answer permissions and reviews, mark tool calls."""
         call = self.agent.wire.cancel(self.session_id)
         self.agent.connection.notify(call.method, call.params)
         unfinished = self._runner.cancel_requested()
         self._permissions.cancel_all()
+        self.host.reviews.cancel_all()
         for tc_id in unfinished:
             self.state.apply(
                 {"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": "cancelled"}
@@ -252,6 +270,8 @@ class Session:
             await self.agent.request(call)
         self._runner.end_running("cancelled")  # the agent will say no more about this session
         await self.host.close()
+        if self.notebook is not None:
+            await self.notebook.close()
         self.agent.sessions.pop(self.session_id, None)
 
     def _spawn(self, coroutine: Any) -> None:
@@ -280,6 +300,43 @@ class Session:
     async def set_mode(self, mode_id: str) -> str:
         """Switch mode (the ``mode`` config option, else ``session/set_mode``)."""
         return await self.settings.set_mode(mode_id)
+
+    def code_blocks(self, message: int | None = None) -> list[Any]:
+        """The code blocks of the agent's messages (or of agent message ``message``, from 1)."""
+        from ..protocol.code_blocks import code_blocks  # markdown-it loads on first use
+
+        return code_blocks(self.state.messages.values(), message)
+
+    # -- the notebook MCP server (``notebook_link``) ---------------------------------------------
+    def share(self, **objects: Any) -> None:
+        """Share more kernel objects with the agent (by name) through the ``notebook`` server."""
+        self._notebook().share.share(**objects)
+
+    def unshare(self, *names: str) -> None:
+        """Stop sharing ``names``: the agent's next calls no longer see them."""
+        self._notebook().share.unshare(*names)
+
+    def allow_run_code(self, allowed: bool = True) -> None:
+        """Let the agent run code in this kernel (each call still approved), or stop it."""
+        self._notebook().share.run_code = bool(allowed)
+
+    @property
+    def mcp_log(self) -> list[Any]:
+        """Every ``notebook`` tool call: arguments, duration, result size, who approved it."""
+        return list(self.notebook.share.log) if self.notebook is not None else []
+
+    def _notebook(self) -> NotebookLink:
+        if self.notebook is None:
+            raise AcpError("this session has no notebook server: open it with new_session(cwd, share={...})")
+        return self.notebook
+
+    def ask_permission(self, params: dict[str, Any]) -> PermissionRequest:
+        """Ask the user (or the handler) a question of the client's own, as a permission card."""
+        return self._permissions.ask(params)
+
+    async def wait_permission(self, perm: PermissionRequest) -> None:
+        """Until a question from ``ask_permission`` is answered."""
+        await self._permissions.wait(perm)
 
     def export_json(self, path: Any) -> Any:
         """Write this session's state and trace to one JSON file (``acp_notebook.export_json``)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
+from .checkpoints import Checkpointer
 from .connection import Connection
 from .wire.base import Wire
 
@@ -44,9 +45,11 @@ class TurnRunner:
         connection: Connection,
         session_id: str,
         loop: Callable[[], asyncio.AbstractEventLoop],
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.state, self.wire, self.connection, self.session_id = state, wire, connection, session_id
         self._loop = loop
+        self.checkpoints = checkpoints  # a snapshot before each prompt and at each turn's end
         self.turn: Turn | None = None
         self.turns: list[Turn] = []
         self.last_error: Any = None
@@ -59,8 +62,18 @@ class TurnRunner:
 
     async def run(self, blocks: list[Any]) -> str | None:
         """Send one prompt and wait for the end of its turn; returns the stop reason."""
-        turn = self.turn = self.wire.new_turn()
+        turn, start = self.wire.new_turn(), len(self.state.timeline)
+        if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
+            await self.checkpoints.begin(turn, len(self.turns) + 1, start)
+        self.turn = turn
         self.turns.append(turn)
+        try:
+            return await self._run(turn, blocks)
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.end(turn)
+
+    async def _run(self, turn: Turn, blocks: list[Any]) -> str | None:
         done = self._done = self._loop().create_future()
         for update in self.wire.prompt_echo(blocks):
             self.state.apply(update)

@@ -33,6 +33,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="play this scenario for every prompt (default: choose from each prompt's words)",
     )
     parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="advertise HTTP (and, in v2, stdio) MCP servers; the data prompts use the `notebook` one",
+    )
+    parser.add_argument(
         "--speed", type=float, default=None, help="pause multiplier; 0 removes every pause (default 1.0)"
     )
     args = parser.parse_args(argv)
@@ -56,7 +61,8 @@ async def serve(args: argparse.Namespace, stdout: BinaryIO) -> None:
     """Serve one client on stdin/`stdout` until stdin closes."""
     wire = Wire(sys.stdin.buffer, stdout)
     routed = args.scenario == "default"
-    Agent(wire, SCENARIOS[args.scenario], args.speed, args.protocol, routed=routed)
+    agent = Agent(wire, SCENARIOS[args.scenario], args.speed, args.protocol, routed=routed)
+    agent.mcp = args.mcp
     await wire.run()
 
 

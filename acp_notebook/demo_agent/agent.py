@@ -41,6 +41,7 @@ class Agent:
     ) -> None:
         self.wire, self.scenario, self.speed, self.forced = wire, scenario, speed, protocol
         self.routed = routed
+        self.mcp = False  # advertise MCP server transports (``--mcp``)
         self.version = protocol or 2
         self.client: dict = {}
         self.sessions: dict[str, Session] = {}
@@ -82,14 +83,19 @@ class Agent:
         if self.version == 1:
             self.client = _dict(params.get("clientCapabilities"))
             caps = {"image": True, "audio": False, "embeddedContext": True}
+            agent_caps = {"loadSession": False, "promptCapabilities": caps}
+            if self.mcp:
+                agent_caps["mcpCapabilities"] = {"http": True, "sse": False}
             return {
                 "protocolVersion": announced,
-                "agentCapabilities": {"loadSession": False, "promptCapabilities": caps},
+                "agentCapabilities": agent_caps,
                 "agentInfo": _info(),
                 "authMethods": [],
             }
         self.client = _dict(params.get("capabilities"))
         caps = {"session": {"prompt": {"image": {}, "embeddedContext": {}}}}
+        if self.mcp:
+            caps["session"]["mcp"] = {"http": {}, "stdio": {}}
         return {"protocolVersion": announced, "info": _info(), "capabilities": caps, "authMethods": []}
 
     async def do_session_new(self, req_id: Any, params: dict) -> dict:
@@ -100,6 +106,8 @@ class Agent:
         self.session_count += 1
         session_id = f"sess_demo_{self.session_count}"
         self.sessions[session_id] = Session(session_id, cwd)
+        servers = params.get("mcpServers")
+        self.sessions[session_id].mcp_servers = servers if isinstance(servers, list) else []
         asyncio.get_running_loop().call_soon(self._send_commands, session_id)
         if self.version == 1:
             return {"sessionId": session_id}

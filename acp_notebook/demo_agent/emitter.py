@@ -44,6 +44,7 @@ class Session:
     active: list[Any] = field(default_factory=list)
     memory: SessionMemory = field(default_factory=SessionMemory)
     plays: dict[Any, int] = field(default_factory=dict)
+    mcp_servers: list[Any] = field(default_factory=list)  # as given in `session/new`
 
     def played(self, scenario: Any) -> int:
         """Count one more play of `scenario` in this session; how many there have been."""

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 HELP, RECAP, QUESTION = "help", "recap", "question"
-STORY, PERMISSION, SLOW, ECHO = "default", "permission", "slow", "echo"
+STORY, PERMISSION, SLOW, ECHO, NOTEBOOK = "default", "permission", "slow", "echo", "notebook"
 
 HELP_PHRASES = frozenset(
     {"?", "help", "help me", "/help", "what can you do", "what can you show", "what can you show me"}
@@ -75,6 +75,14 @@ TOPICS = (
         "a terminal printing a line every 0.05 s until you cancel it",
         keywords("slow terminal command commands run sleep"),
         ("run a slow command", "terminal"),
+    ),
+    Topic(
+        NOTEBOOK,
+        "Your data",
+        "the objects you shared from the kernel, through the `notebook` MCP server: it lists them, "
+        "describes a DataFrame and (with run_code allowed) computes on it and plots it",
+        keywords("data dataframe dataframes df variables variable shared share plot chart kernel notebook"),
+        ("look at my data", "plot the dataframe"),
     ),
     Topic(ECHO, "An echo", "your words, repeated back", frozenset({"echo", "repeat"}), ("echo hello",)),
 )

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import story
+from . import client_write, notebook_tools, story
 from .data import ALLOW_OPTION_IDS
 
 SLOW_TICK = 0.05
@@ -78,6 +78,8 @@ SCENARIOS: dict[str, Scenario] = {
     "noise": Scenario(echo, noisy=True),
     "permission": Scenario(permission),
     "idle_first": Scenario(echo, idle_first=True),
+    "write": Scenario(client_write.play),
+    "notebook": Scenario(notebook_tools.play),
 }
 
 

@@ -11,6 +11,7 @@ from IPython.display import display
 from ..client import settings
 from ..client.agent import Agent
 from ..client.errors import AcpError, AuthRequired
+from ..client.host import FilePolicy
 from ..client.launch import demo_command, start_agent
 from ..client.registry import registry
 from ..client.session import Session
@@ -80,7 +81,7 @@ class Commands:
             raise MagicError.from_exception(exc) from None
         self.registry.add_agent(agent)
         try:
-            session = await agent.new_session(args.cwd)
+            session = await agent.new_session(args.cwd, files=_files(args), **self._sharing(args))
         except AuthRequired as exc:  # keep the agent: `%acp login METHOD` continues from here
             self.awaiting_login[args.name] = (agent, args)
             print(f"{report.describe(agent)} needs a login before a session can start.")
@@ -92,10 +93,40 @@ class Commands:
             raise MagicError.from_exception(exc, "session/new failed: ") from None
         await self._bind_started(agent, session, args)
 
+    def _sharing(self, args: argparse.Namespace) -> dict[str, Any]:
+        """``--share a,b`` / ``--run-code``: the ``new_session`` arguments for the notebook server."""
+        names = [n.strip() for n in (getattr(args, "share", None) or "").split(",") if n.strip()]
+        if not names and not getattr(args, "run_code", False):
+            return {}
+        return {"share": self._variables(names), "run_code": bool(getattr(args, "run_code", False))}
+
+    def _variables(self, names: list[str]) -> dict[str, Any]:
+        namespace = self.shell.user_ns
+        missing = [n for n in names if n not in namespace]
+        if missing:
+            raise MagicError(f"no variable named {', '.join(missing)} in this namespace to share")
+        return {n: namespace[n] for n in names}
+
+    async def share(self, args: argparse.Namespace) -> None:
+        """``%acp share NAME...`` (``--stop``: unshare); alone, what is shared."""
+        session = self.session(args.name)
+        try:
+            if args.stop:
+                session.unshare(*args.names)
+            elif args.names:
+                session.share(**self._variables(args.names))
+        except AcpError as exc:
+            raise MagicError.from_exception(exc) from None
+        shared = ", ".join(session.notebook.share.objects) if session.notebook else ""
+        run = session.notebook is not None and session.notebook.share.run_code
+        print(f"`{args.name}` shares: {shared or 'nothing'}" + (" (run_code on)" if run else ""))
+
     async def _bind_started(self, agent: Agent, session: Session, args: argparse.Namespace) -> None:
         await self._replace(args.name)
         self.bind(args.name, session)
         print(f"Started {report.describe(agent)}; session {session.session_id} is `{args.name}`.")
+        if getattr(args, "review", False):
+            print(_review_note(agent))
         if not args.no_view:
             display(_view(session, title=args.name))
 
@@ -118,7 +149,9 @@ class Commands:
         if waiting:
             start_args = waiting[1]
             with _agent_errors():
-                session = await _open_after_login(agent, start_args.cwd, method.runs_in_terminal)
+                session = await _open_after_login(
+                    agent, start_args.cwd, method.runs_in_terminal, _files(start_args)
+                )
             del self.awaiting_login[args.name]
             await self._bind_started(agent, session, start_args)
         elif agent.process is not before:  # restarted: its sessions ended; open the name's again
@@ -231,18 +264,48 @@ class Commands:
         """``%acp xray``: the session's view with the raw messages beside it."""
         display(_view(self.session(args.name), title=args.name, xray=True))
 
+    async def cell(self, args: argparse.Namespace) -> None:
+        """``%acp cell [K] [--message N]``: a code block of an agent message into the next cell."""
+        from ..protocol.code_blocks import listing, pick  # markdown-it loads on first use
 
-async def _open_after_login(agent: Agent, cwd: Any, restartable: bool) -> Session:
+        messages = self.session(args.name).state.messages.values()
+        try:
+            if args.list:
+                print("\n".join(listing(messages, args.message)))
+                return
+            block = pick(messages, args.block, args.message)
+        except LookupError as exc:
+            raise MagicError(f"`{args.name}`: {exc}") from None
+        self.shell.set_next_input(block.code)
+        where = f"code block {block.block} of agent message {block.message}"
+        print(f"`{args.name}`: {where} ({block.language or 'no language'}) is in the next cell.")
+
+
+async def _open_after_login(agent: Agent, cwd: Any, restartable: bool, files: Any = None) -> Session:
     """``session/new`` after a login; an agent that read its credentials only when it started
     (a terminal login wrote new ones) is restarted once and asked again."""
     try:
-        return await agent.new_session(cwd)
+        return await agent.new_session(cwd, files=files)
     except AuthRequired:
         if not restartable:
             raise
         print("The agent still needs the login: restarting it so that it reads the new credentials.")
         await agent.restart()
-        return await agent.new_session(cwd)
+        return await agent.new_session(cwd, files=files)
+
+
+def _review_note(agent: Agent) -> str:
+    if agent.protocol_version == 1:
+        return "Writes through the client are held for review: accept or reject them hunk by hunk."
+    return (
+        "--review holds writes made through the client (ACP v1 `fs/write_text_file`); this agent "
+        "speaks v2 and edits files itself, so nothing will be held (try --protocol 1)."
+    )
+
+
+def _files(args: argparse.Namespace) -> FilePolicy | None:
+    """``%acp start --review``: hold the agent's writes through the client for review."""
+    return FilePolicy(review=True) if getattr(args, "review", False) else None
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from .errors import HelpShown
 from .parser import parse_cell, parse_line
 from .prompting import prompt_cell
 
-SYNC_COMMANDS = frozenset({"status", "list", "sessions", "view", "xray"})
+SYNC_COMMANDS = frozenset({"status", "list", "sessions", "view", "xray", "share"})
 
 
 async def _nothing() -> None:
@@ -35,8 +35,10 @@ class AcpMagics(Magics):
         Line magic — ``%acp SUBCOMMAND [options]`` (``%acp`` alone is ``%acp status``):
 
           start [--name NAME] [--cwd DIR] [--env K=V ...] [--protocol 1|2] [--timeout S]
-                [--no-view] [COMMAND ...]
-              Start an agent and a session, bind the session to NAME in the user namespace
+                [--no-view] [--share A,B] [--run-code] [--review] [COMMAND ...]
+              Start an agent and a session (``--share``: these variables, and ``--run-code``: code
+              runs, each approved, through the session's ``notebook`` MCP server), bind the
+              session to NAME in the user namespace
               (default: ``acp``) and display its live view. COMMAND is a command, or a known
               agent name — ``claude``, ``codex``, ``gemini``, ``opencode``, ``goose`` — and
               defaults to the bundled offline demo agent (``python -m acp_notebook.demo_agent``; ``--env
@@ -53,6 +55,9 @@ class AcpMagics(Magics):
           view [--name NAME]     display the live view of the whole session again
           xray [--name NAME]     the same view with the protocol X-ray: the raw messages beside
                                  the tree (filter; pick a card or a message; see js/WIRE.md)
+          share [NAME ...] [--stop] [--name NAME]
+                                 share variables with the agent's ``notebook`` MCP server (the
+                                 session must have one: ``start --share a,b`` / ``--run-code``)
           cancel [--name NAME]   cancel the running turn (``session/cancel``; pending permission
                                  requests are answered ``cancelled``) and drop queued prompts
           wait [--name NAME] [--timeout S]
@@ -74,6 +79,12 @@ class AcpMagics(Magics):
           logout [--name NAME]   log out (v1 ``logout``, v2 ``auth/logout``)
           stop [--name NAME] [--all]
                                  close the agent (stdin closed, then terminate, then kill)
+          cell [K] [--message N] [--list] [--name NAME]
+                                 put code block K (from 1; default: the last) of agent message
+                                 N (from 1; default: the last one with a code block; negative
+                                 counts from the end) into a new cell below this one (one per
+                                 run, as Jupyter allows); ``--list`` lists them. From Python:
+                                 ``acp.code_blocks()``. The view has a Copy button on each block
           help                   this text (also ``%acp?``); ``%acp SUBCOMMAND -h`` for one
 
         Cell magic — ``%%acp [--name NAME] [--wait] [--timeout S] [--permissions POLICY] [--title TEXT]``:
@@ -92,6 +103,18 @@ class AcpMagics(Magics):
           holding an ``acp_notebook.policies`` policy, e.g. ``allow(kinds=["edit"])``. In a run
           with no frontend (no view rendered) a waiting cell prints, once per request, what a
           pending permission asks and the code that answers it.
+
+        Several agents — ``%%acp --agents A,B,... [--cwd DIR] [--permissions POLICY] [--wait]
+        [--timeout S] [--keep] [--name NAME]``:
+
+          The prompt goes to each agent (a known name, ``demo``, or a command) in its own copy of
+          ``--cwd`` (a ``git worktree`` of HEAD plus the uncommitted changes in a repository, else
+          a copy of the tree), all at once; the cell shows their views side by side. The
+          ``acp_notebook.Comparison`` is bound to NAME (default ``comparison``):
+          ``comparison.frame()`` compares stop reason, duration, tool calls, files and lines
+          changed, usage and cost; ``comparison.diff("claude")``; ``comparison.close()`` stops the
+          agents and removes the copies (``--keep`` keeps them). ``--timeout S`` cancels a turn
+          that takes longer. From Python: ``await acp_notebook.compare([...], prompt, cwd=...)``.
 
         How it works: the extension rewrites top-level ``%acp`` lines and ``%%acp`` cells into
         ``await`` (an IPython input transformer), so they run as awaiting cells (ipykernel >= 7.4

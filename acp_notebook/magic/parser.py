@@ -36,6 +36,13 @@ def _start() -> _Parser:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for initialize")
     p.add_argument("--no-view", action="store_true", help="do not display the session view")
     p.add_argument("--record", metavar="PATH", help="record the connection to this trace file (.jsonl)")
+    p.add_argument(
+        "--review",
+        action="store_true",
+        help="hold v1 writes through the client for review (accept/reject hunks)",
+    )
+    p.add_argument("--share", metavar="NAMES", help="share these variables (a,b) through `notebook`")
+    p.add_argument("--run-code", action="store_true", help="let the agent run code here (each call approved)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the agent command line")
     return p
 
@@ -67,9 +74,16 @@ def _build() -> dict[str, _Parser]:
     login.add_argument("method", nargs="?", help="the authMethod id to log in with")
     login.add_argument("--timeout", type=float, default=None, help="seconds an agent-run login may take")
     parsers["logout"] = _parser("logout", "Log the agent out (v1 `logout`, v2 `auth/logout`).")
+    share = parsers["share"] = _parser("share", "Share variables with the agent's `notebook` server.")
+    share.add_argument("names", nargs="*", help="variables of this namespace (none: list what is shared)")
+    share.add_argument("--stop", action="store_true", help="stop sharing NAMES instead")
     config = parsers["config"] = _parser("config", "Show the config options, or set ID to VALUE.")
     config.add_argument("config_id", nargs="?", metavar="ID")
     config.add_argument("value", nargs="?", metavar="VALUE")
+    code = parsers["cell"] = _parser("cell", "Put a code block of an agent message into a new cell below.")
+    code.add_argument("block", nargs="?", type=int, metavar="K", help="the block, from 1 (default: the last)")
+    code.add_argument("--message", type=int, metavar="N", help="the agent message, from 1")
+    code.add_argument("--list", action="store_true", help="list the code blocks instead")
     return parsers
 
 
@@ -85,6 +99,13 @@ def _cell() -> _Parser:
         help="answer this turn's permission requests: a policy name (allow-once, reject, cancel, ...) "
         "or a variable holding an acp_notebook.policies policy",
     )
+    p.add_argument(
+        "--agents",
+        metavar="A,B,...",
+        help="compare: run the prompt on each of these agents, each in its own copy of --cwd",
+    )
+    p.add_argument("--cwd", help="with --agents: the working tree to copy (default: the current directory)")
+    p.add_argument("--keep", action="store_true", help="with --agents: keep the copies when they close")
     return p
 
 

@@ -68,6 +68,10 @@ def headline(text: str, width: int = 60) -> str:
 
 async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocking: bool) -> None:
     """Send ``body`` to the session ``--name``; with ``--wait``, return when the turn ends."""
+    if args.agents is not None:  # several agents, each in its own copy of --cwd
+        from .comparing import compare_cell  # the comparison loads only when asked for
+
+        return await compare_cell(commands, args, body.strip(), blocking)
     session = commands.live_session(args.name)
     text = body.strip()
     if not text:

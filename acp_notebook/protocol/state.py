@@ -279,6 +279,27 @@ class SessionState:
         self._note("file_write", index)
         self._changed("file_write", str(index), (), True)
 
+    def record_review(self, review: Any) -> int:
+        """Record a write held for review (``protocol.review.Review``) as a ``file_write`` item
+        whose ``review`` holds it; returns its index."""
+        write = {"path": review.path, "oldText": review.old_text, "newText": review.proposed_text}
+        self.file_writes.append({**write, "review": review})
+        index = len(self.file_writes) - 1
+        self._note("file_write", index)
+        self._changed("file_write", str(index), (), True)
+        return index
+
+    def file_write_changed(self, index: int) -> None:
+        """Tell observers that file write ``index`` changed (its review's decisions or outcome)."""
+        self._changed("file_write", str(index), ("review",))
+
+    def add_note(self, tool_call_id: str, note: dict[str, Any]) -> None:
+        """Attach a note of the client's own to a tool call's card (``ToolCall.notes``)."""
+        tc = self.tool_calls.get(tool_call_id)
+        if tc is not None:
+            tc.notes.append(note)
+            self._changed("tool_call", tool_call_id, ("notes",))
+
     # -- tables ----------------------------------------------------------------------------------
     def records(self, kind: str) -> list[dict[str, Any]]:
         """The rows of table ``kind`` (``tables.KINDS``) as plain JSON-friendly dicts."""

@@ -72,6 +72,7 @@ class ToolCall:
         "locations",
         "meta",
         "name",
+        "notes",
         "raw_input",
         "raw_output",
         "status",
@@ -94,6 +95,7 @@ class ToolCall:
         self.capabilities: dict[str, Any] | None = None
         self.meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] = {}
+        self.notes: list[dict[str, Any]] = []  # the client's own (code run in the kernel), not the wire's
         self.created_at = self.updated_at = now
         self.ended_at: float | None = None
         self.updates = 0  # updates and content chunks applied to it (the reducer counts them)

@@ -6,12 +6,15 @@ the prompt was sent *and* either the acknowledgement arrived or a ``running``/``
 was seen (an agent may start before it acknowledges; an idle before both is stale). An unknown
 state is not idle. A missing ``stopReason`` ends the turn with ``None``; an ``error`` stop keeps
 its details. Whatever else ends a turn (an error response, the agent exiting, the session
-closing) goes through ``abandon``. Only ``Turn`` changes a ``Turn``.
+closing) goes through ``abandon``. Only ``Turn`` changes a ``Turn``. The client may give a turn a
+``checkpoint`` (``client.checkpoints``): then ``changes()`` and ``revert()`` ask it.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from .checkpoint import NoCheckpoint
 
 ACTIVE_STATES = frozenset({"running", "requires_action"})
 
@@ -29,6 +32,7 @@ class Turn:
         self.error: Any = None
         self.message_id: str | None = None
         self.tool_call_ids: set[str] = set()
+        self.checkpoint: Any = None  # given by the client before the prompt goes out
 
     def on_response(self, result: Any) -> bool:
         """The prompt's successful response arrived; True if that ends the turn (v1)."""
@@ -72,6 +76,22 @@ class Turn:
         if self.ended:
             return False
         return self._end(reason, error)
+
+    def changes(self) -> list[dict[str, Any]]:
+        """The files this turn changed on disk, whoever wrote them: ``{path, change, revertible, reason}``."""
+        return self._checkpoint().changes()
+
+    async def revert(self, force: bool = False, preview: bool = False) -> Any:
+        """Put back the files this turn changed (``preview``: only say what would happen)."""
+        return await self._checkpoint().revert(force=force, preview=preview)
+
+    def _checkpoint(self) -> Any:
+        if self.checkpoint is None:
+            raise NoCheckpoint(
+                "this turn has no checkpoint (the session was opened with checkpoints=False, or in /, "
+                "the home or the temp directory, where checkpoints=True turns them on)"
+            )
+        return self.checkpoint
 
     def _end(self, reason: str | None, error: Any) -> bool:
         self.ended = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..client import frontend
-from . import inbound
+from . import checkpoint_view, inbound, review_entry
 from .xray_link import REQUESTS as XRAY_REQUESTS
 
 if TYPE_CHECKING:
@@ -28,6 +28,8 @@ def dispatch(view: SessionView, content: Any) -> None:
         frontend.mark_rendered()
     elif kind in XRAY_REQUESTS and view.xray is not None:
         view.xray.handle(content)
+    elif kind in checkpoint_view.REQUESTS:  # it drops a read-only view's previews and reverts itself
+        checkpoint_view.handle(view, content)
     elif view.read_only:
         return  # a replay or a past state: nothing to answer or cancel
     elif kind == "select":
@@ -40,6 +42,18 @@ def dispatch(view: SessionView, content: Any) -> None:
         view.actions.cancel_terminal(str(content.get("id")))
     elif kind in ("terminal_input", "terminal_resize"):
         terminal_message(view, kind, content)
+    elif kind == "review":
+        review_message(view, content)
+
+
+def review_message(view: SessionView, content: dict[str, Any]) -> None:
+    """Accept or reject hunks of a write held for review (bad messages become diagnostics)."""
+    try:
+        review_entry.decide(view.state, content)
+    except ValueError as exc:
+        view.state.diagnose("view-bad-message", str(exc))
+    except Exception as exc:  # the write or the answer failed: the review says why
+        view.state.diagnose("view-action-error", f"review: {type(exc).__name__}: {exc}")
 
 
 def terminal_message(view: SessionView, kind: str, content: dict[str, Any]) -> None:

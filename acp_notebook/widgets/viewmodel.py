@@ -18,6 +18,7 @@ from ..protocol.terminal import Terminal
 from ..protocol.toolcall import ToolCall
 from ..protocol.v1 import unified_patch
 from .header import header as header  # the view header lives in its own module
+from .review_entry import review_entry
 
 
 def entry_key(kind: str, key: Any) -> str:
@@ -36,7 +37,10 @@ def build_entry(state: SessionState, kind: str, key: Any, root: str | None = Non
     if kind == "plan":
         return plan_entry(state.plans[key])
     if kind == "file_write":
-        return file_write_entry(key, state.file_writes[key])
+        write = state.file_writes[key]
+        if "review" in write:  # held for review (``FilePolicy(review=True)``)
+            return review_entry(key, write["review"])
+        return file_write_entry(key, write)
     if kind == "notice":
         notice = state.notices[key]
         return {
@@ -74,6 +78,8 @@ def tool_call_entry(tc: ToolCall, root: str | None = None) -> dict[str, Any]:
     for key, value in (("raw_input", tc.raw_input), ("raw_output", tc.raw_output), ("name", tc.name)):
         if value is not None:
             out[key] = value
+    if tc.notes:
+        out["notes"] = tc.notes  # the client's own: code run in the notebook kernel (WIRE.md)
     return out
 
 

@@ -151,7 +151,7 @@ function truncate(file, limit) {
 }
 
 /** diff2html HTML for one file → DOMPurify → per-line syntax highlighting. */
-function renderHunks(file, outputFormat, path) {
+export function renderHunks(file, outputFormat, path) {
   const big = file.blocks.reduce((n, b) => n + b.lines.length, 0) > 2000;
   const html = d2hHtml([file], { outputFormat, drawFileList: false, matching: big ? "none" : "lines", diffStyle: "word" });
   const frag = purifyDiff(html);

@@ -2,6 +2,7 @@
 import { renderNotice, renderOtherEntry, renderRaw } from "./generic.js";
 import { renderMessage } from "./message.js";
 import { renderPlan } from "./plan.js";
+import { renderReview } from "./review.js";
 import { text } from "./util.js";
 
 /** Render one simple entry; every node carries data-key. */
@@ -19,6 +20,9 @@ export function renderEntry(key, entry, ctx) {
       break;
     case "other":
       node = renderOtherEntry(entry);
+      break;
+    case "review":
+      node = renderReview(key, entry, ctx);
       break;
     default:
       node = renderRaw(`entry: ${text(entry.kind) || "unknown"}`, entry, "acp-other acp-entry-unknown");

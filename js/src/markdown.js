@@ -1,5 +1,6 @@
 // Markdown → sanitised DOM. markdown-it with raw HTML off, links limited to http/https/mailto,
-// images shown as links (nothing is fetched), fenced code highlighted; then DOMPurify.
+// images shown as links (nothing is fetched), fenced code highlighted; then DOMPurify; then a
+// Copy button beside each code block (our own element, added after sanitising).
 import MarkdownIt from "markdown-it";
 import { highlightHtml, knownLanguage } from "./hl.js";
 import { isHttpUrl, isLinkUrl, purifyMarkdown } from "./sanitize.js";
@@ -46,6 +47,59 @@ export function renderMarkdown(src, cls = "acp-md") {
     el.append(h("pre", { class: "acp-pre", text: src }));
     return el;
   }
-  el.append(purifyMarkdown(html));
+  el.append(withCopyButtons(purifyMarkdown(html)));
   return el;
+}
+
+const COPIED_FOR = 1500; // ms the button says "Copied"
+
+/** Each `pre` (a code block) of sanitised markdown, wrapped with a Copy button for its text. */
+function withCopyButtons(fragment) {
+  for (const pre of fragment.querySelectorAll("pre")) {
+    const button = h("button", { type: "button", class: "acp-copy", title: "Copy this code", text: "Copy" });
+    button.addEventListener("click", (e) => {
+      e.stopPropagation();
+      copyCode(button, pre);
+    });
+    const box = h("div", { class: "acp-codebox" });
+    pre.replaceWith(box);
+    box.append(button, pre);
+  }
+  return fragment;
+}
+
+async function copyCode(button, pre) {
+  const code = pre.querySelector("code") || pre;
+  const ok = await copyText((code.textContent || "").replace(/\n$/, "")); // as `%acp cell` copies it
+  button.textContent = ok ? "Copied" : "Copy failed";
+  button.classList.toggle("acp-copied", ok);
+  clearTimeout(button._acpReset);
+  button._acpReset = setTimeout(() => {
+    button.textContent = "Copy";
+    button.classList.remove("acp-copied");
+  }, COPIED_FOR);
+}
+
+/** Put `text` on the clipboard: the async Clipboard API, else a hidden textarea and execCommand. */
+export async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch {
+      // denied or unfocused: try the old way
+    }
+  }
+  const area = h("textarea", { class: "acp-copy-area", readonly: true });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand("copy");
+  } catch {
+    ok = false;
+  }
+  area.remove();
+  return ok;
 }

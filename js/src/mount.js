@@ -3,6 +3,7 @@ import { renderHeader } from "./header.js";
 import { renderEntry } from "./entries.js";
 import { renderPermission } from "./permission.js";
 import { PermissionLinks } from "./permlinks.js";
+import { RevertBar } from "./revert.js";
 import { injectStyle } from "./style.js";
 import { TerminalStore } from "./terminals.js";
 import { TerminalObservers } from "./observers.js";
@@ -45,7 +46,8 @@ class View {
     };
     this.header = h("div", { class: "acp-header" });
     this.list = h("div", { class: "acp-entries" });
-    this.root = h("div", { class: "acp-session" }, this.header, this.list);
+    this.revert = new RevertBar(this.ctx); // "Revert this turn" (checkpoints), under the header
+    this.root = h("div", { class: "acp-session" }, this.header, this.revert.el, this.list);
     this.xray = null; // the X-ray panel, once the kernel says the view has one
     this.ticker = new Ticker(this.root);
     this.onMsg = (msg, buffers) => this.guard(() => this.onMessage(msg, buffers));
@@ -60,6 +62,7 @@ class View {
     this.model.on("msg:custom", this.onMsg);
     this.model.on("change:snapshot", this.onSnap);
     this.requestResync(true);
+    this.revert.start(this.el.ownerDocument || document);
   }
 
   destroy() {
@@ -100,6 +103,7 @@ class View {
   onMessage(msg, buffers) {
     if (msg && msg.type === "patch") this.applyPatch(msg, buffers || []);
     else if (msg && msg.type === "xray_reply") this.xray?.source.receive?.(msg);
+    else if (msg && typeof msg.type === "string" && msg.type.startsWith("checkpoint")) this.revert.receive(msg);
   }
 
   /** The X-ray meta of a patch or snapshot: make the panel (the first time), mark what is pinned. */

@@ -2,6 +2,7 @@
 import { renderBlock } from "./content.js";
 import { renderDiff } from "./diff.js";
 import { renderRaw } from "./generic.js";
+import { renderNotes } from "./notes.js";
 import { icon } from "./icons.js";
 import { TermView } from "./terminal.js";
 import { fmtElapsed, h, jsonFold, sig, text } from "./util.js";
@@ -25,6 +26,8 @@ export function renderCard(key, entry, ctx, old) {
   const body = h("div", { class: "acp-card-body" });
   el._acpItems = items(key, entry, ctx, old ? old._acpItems || [] : [], body);
   if (body.firstChild) el.append(body);
+  const notes = renderNotes(entry.notes);
+  if (notes) el.append(notes);
   const raw = rawBlocks(entry);
   if (raw) el.append(raw);
   return el;

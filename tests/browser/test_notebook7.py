@@ -83,3 +83,26 @@ def test_notebook7_draws_the_view_and_the_saved_state(lab_log, lab_pages):
     wait_value(fresh, CARDS, FINAL_STATUS, "the cards from the saved widget state")
     wait_value(fresh, TERMINAL, "3 passed, 1 warning in 0.04s", "the terminal from the saved bytes")
     assert lab_pages.recorder.external_requests() == []
+
+
+def test_acp_cell_adds_the_code_block_below_in_notebook7(lab_log, lab_pages):
+    """``%acp cell`` (IPython's ``set_next_input``) in Notebook 7, as in Lab."""
+    server = lab_log
+    cells = [
+        "%load_ext acp_notebook\n%acp start --no-view --env ACP_DEMO_SPEED=0",
+        "%%acp --wait\necho this:\n```python\nprint(6 * 7)\n```",
+        "%acp cell",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, server.root / "nb7_cell.ipynb")
+    page = lab_pages("notebook7-cell")
+    page.goto(server.notebook7_url("nb7_cell.ipynb"), wait_until="domcontentloaded", timeout=60_000)
+    wait_js(page, KERNEL_IDLE, "Notebook 7's kernel", timeout=60_000)
+    page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    sources = (
+        "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+        " return Array.from({length: cells.length}, (_, i) => cells.get(i).sharedModel.getSource()); }"
+    )
+    wait_value(page, f"() => ({sources})().length", 4, "a fourth cell")
+    assert page.evaluate(sources)[2:] == ["%acp cell", "print(6 * 7)"]

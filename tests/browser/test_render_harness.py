@@ -247,11 +247,12 @@ def test_cards_statuses_and_header(page):
     page.page.locator(".acp-header-section summary", has_text="Agent stderr").click()
     assert "<b>warning</b>" in page.js("() => document.querySelector('.acp-stderr').textContent")
 
-    assert page.sent() == [{"type": "rendered"}, {"type": "resync"}]  # the loader says it is on a page
+    on_page = [{"type": "rendered"}, {"type": "resync"}, {"type": "checkpoint_status"}]
+    assert page.sent() == on_page  # the loader says it is on a page; the revert bar asks for its turn
     page.page.locator(".acp-btn-stop").click()
     page.page.locator(f"{page.card('tc-xss')} .acp-card-head button").click()
     page.page.locator(f"{page.card('tc-run')} .acp-term-head button").click()
-    assert page.sent()[2:] == [
+    assert page.sent()[3:] == [
         {"type": "cancel_turn"},
         {"type": "cancel_tool_call", "id": "tc-xss"},
         {"type": "cancel_terminal", "id": "term-1"},

@@ -9,9 +9,10 @@ from ...protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, Request
 from ...protocol.state import SessionState
 from ..errors import RpcError
 from .fs import FileAccess, FilePolicy
+from .review import REVIEW_CONFLICT, REVIEW_REJECTED, ReviewDesk
 from .terminals import TerminalHost
 
-__all__ = ["HOST_METHODS", "FilePolicy", "Host"]
+__all__ = ["HOST_METHODS", "REVIEW_CONFLICT", "REVIEW_REJECTED", "FilePolicy", "Host"]
 
 HOST_METHODS = frozenset(
     {
@@ -40,6 +41,7 @@ class Host:
         self.state = state
         self.files = FileAccess(roots, policy or FilePolicy(), on_write=state.record_file_write)
         self.terminals = TerminalHost(state, self.files, roots[0] if roots else None)
+        self.reviews = ReviewDesk(state, self.files)  # writes held for review (``policy.review``)
         self._methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             "fs/read_text_file": self._read,
             "fs/write_text_file": self._write,
@@ -74,9 +76,12 @@ class Host:
         return self.files.read(params)
 
     async def _write(self, params: dict[str, Any]) -> Any:
+        if self.files.policy.review:
+            return await self.reviews.write(params)
         self.files.write(params)
         return {}
 
     async def close(self) -> None:
-        """Kill and release every terminal."""
+        """Answer pending reviews rejected; kill and release every terminal."""
+        self.reviews.cancel_all("the session closed")
         await self.terminals.close()

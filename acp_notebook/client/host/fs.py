@@ -23,13 +23,15 @@ class FilePolicy:
     """What the agent may read and write through the client.
 
     ``extra_roots`` adds directories; ``read_only`` refuses every write; ``allow_notebooks`` permits
-    raw ``.ipynb`` writes; ``check(op, path)`` returning False refuses one operation.
+    raw ``.ipynb`` writes; ``check(op, path)`` returning False refuses one operation; ``review``
+    holds every write for the user to accept or reject hunk by hunk (``host.review``).
     """
 
     extra_roots: Sequence[str] = ()
     read_only: bool = False
     allow_notebooks: bool = False
     check: Callable[[str, str], bool] | None = None
+    review: bool = False
 
 
 @dataclass
@@ -66,6 +68,14 @@ class FileAccess:
 
     def write(self, params: dict[str, Any]) -> None:
         """Serve ``fs/write_text_file``; the write is reported through ``on_write``."""
+        path, real, content = self.write_target(params)
+        old = read_or_none(real)
+        self.put(real, content)
+        if self.on_write is not None:
+            self.on_write(path, old, content)
+
+    def write_target(self, params: dict[str, Any]) -> tuple[str, str, str]:
+        """``(path, real path, content)`` of a write the agent may make, else an ``RpcError``."""
         path, content = params.get("path"), params.get("content")
         if not isinstance(content, str):
             raise RpcError(INVALID_PARAMS, "write: `content` must be a string")
@@ -74,12 +84,14 @@ class FileAccess:
         real = self.resolve(path, "write")
         if real.endswith(".ipynb") and not self.policy.allow_notebooks:
             raise RpcError(FS_DENIED, f"write: raw writes to notebooks are refused ({path})")
-        old = _read_or_none(real)
+        return str(path), real, content
+
+    @staticmethod
+    def put(real: str, content: str) -> None:
+        """Write ``content`` to the checked path ``real`` exactly (no newline translation)."""
         os.makedirs(os.path.dirname(real), exist_ok=True)
         with open(real, "w", encoding="utf-8", newline="") as f:
             f.write(content)
-        if self.on_write is not None:
-            self.on_write(path, old, content)
 
 
 def _slice_lines(text: str, line: Any, limit: Any) -> str:
@@ -91,7 +103,8 @@ def _slice_lines(text: str, line: Any, limit: Any) -> str:
     return "".join(lines[start:end])
 
 
-def _read_or_none(path: str) -> str | None:
+def read_or_none(path: str) -> str | None:
+    """The text of ``path``, or None when it cannot be read (it does not exist)."""
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             return f.read()

@@ -107,6 +107,15 @@ class Wire(ABC):
 
     # -- routing ------------------------------------------------------------------------------
     @abstractmethod
+    def mcp_transports(self) -> frozenset[str]:
+        """The MCP server transports the agent takes in ``mcpServers`` (``"http"``, ``"stdio"``)."""
+
+    @abstractmethod
+    def mcp_server(self, name: str, transport: str, **fields: Any) -> dict[str, Any]:
+        """One ``mcpServers`` entry: ``url``/``headers`` (dict) for http, ``command``/``args``/``env``
+        (dict) for stdio, in this version's shape."""
+
+    @abstractmethod
     def routes(self, handlers: Handlers) -> Routes:
         """The routing table for what the agent sends."""
 
@@ -193,6 +202,11 @@ class Wire(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+def name_values(values: dict[str, str] | None) -> list[dict[str, str]]:
+    """``{"K": "V"}`` as ACP's ``[{"name": "K", "value": "V"}]`` (headers, env)."""
+    return [{"name": str(k), "value": str(v)} for k, v in (values or {}).items()]
 
 
 def _list(value: Any) -> list[Any]:

@@ -16,7 +16,7 @@ from typing import Any
 from ...protocol.turn import Turn
 from ...protocol.v1 import normalize_v1_update
 from . import terminal_output
-from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, obj
+from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, name_values, obj
 
 FILE_METHODS = ("fs/read_text_file", "fs/write_text_file")
 TERMINAL_METHODS = (
@@ -67,6 +67,23 @@ class WireV1(Wire):
     def supports(self, session_capability: str) -> bool:
         """``agentCapabilities.sessionCapabilities.X`` is set."""
         return obj(self.capabilities.get("sessionCapabilities")).get(session_capability) is not None
+
+    def mcp_transports(self) -> frozenset[str]:
+        """stdio always (v1 agents must take it); http with ``mcpCapabilities.http``."""
+        http = obj(self.capabilities.get("mcpCapabilities")).get("http") is True
+        return frozenset({"stdio", "http"} if http else {"stdio"})
+
+    def mcp_server(self, name: str, transport: str, **fields: Any) -> dict[str, Any]:
+        """v1 shapes; a stdio entry has no ``type`` key (claude-agent-acp drops one that has)."""
+        if transport == "http":
+            return {
+                "type": "http",
+                "name": name,
+                "url": fields["url"],
+                "headers": name_values(fields.get("headers")),
+            }
+        entry = {"name": name, "command": fields["command"], "args": list(fields.get("args") or [])}
+        return {**entry, "env": name_values(fields.get("env"))}
 
     def routes(self, handlers: Handlers) -> Routes:
         """Permissions, the offered host methods, updates and ``$/cancel_request``."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.turn import Turn
-from .base import Call, Handlers, Routes, Unsupported, Wire, obj
+from .base import Call, Handlers, Routes, Unsupported, Wire, name_values, obj
 
 
 class WireV2(Wire):
@@ -36,6 +36,30 @@ class WireV2(Wire):
     def supports(self, session_capability: str) -> bool:
         """``capabilities.session.X`` is set."""
         return obj(self.capabilities.get("session")).get(session_capability) is not None
+
+    def mcp_transports(self) -> frozenset[str]:
+        """What ``capabilities.session.mcp`` advertises (``http``, ``stdio``: each gated)."""
+        mcp = obj(obj(self.capabilities.get("session")).get("mcp"))
+        return frozenset(t for t in ("http", "stdio") if mcp.get(t) is not None)
+
+    def mcp_server(self, name: str, transport: str, **fields: Any) -> dict[str, Any]:
+        """v2 shapes: every entry names its ``type``; a transport the agent lacks is refused."""
+        if transport not in self.mcp_transports():
+            raise Unsupported(f"this v2 agent does not take {transport} MCP servers")
+        if transport == "http":
+            return {
+                "type": "http",
+                "name": name,
+                "url": fields["url"],
+                "headers": name_values(fields.get("headers")),
+            }
+        entry = {
+            "type": "stdio",
+            "name": name,
+            "command": fields["command"],
+            "args": list(fields.get("args") or []),
+        }
+        return {**entry, "env": name_values(fields.get("env"))}
 
     def routes(self, handlers: Handlers) -> Routes:
         """Permissions, updates and ``$/cancel_request``; no client-run files or terminals."""
