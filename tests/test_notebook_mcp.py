@@ -109,7 +109,7 @@ async def test_http_tools_see_only_what_is_shared_and_refuse_strangers() -> None
             ClientSession(streams[0], streams[1]) as client,
         ):
             await client.initialize()
-            assert await _tools(client) == ["list_variables", "describe_variable", "run_code"]
+            assert await _tools(client) == ["list_variables", "describe_variable"]  # run_code is off
             rows = json.loads((await client.call_tool("list_variables", {})).content[0].text)
             assert [r["name"] for r in rows] == ["df"]
             hidden = await client.call_tool("describe_variable", {"name": "secret"})
@@ -117,7 +117,11 @@ async def test_http_tools_see_only_what_is_shared_and_refuse_strangers() -> None
                 hidden.is_error and "no shared variable named 'secret' (shared: df)" in hidden.content[0].text
             )
             off = await client.call_tool("run_code", {"code": "1"})
-            assert off.is_error and "run_code is off" in off.content[0].text
+            assert off.is_error and "Unknown tool" in off.content[0].text, off.content[0].text
+            share.run_code = True
+            assert await _tools(client) == ["list_variables", "describe_variable", "run_code"]
+            share.run_code = False
+            assert "run_code" not in await _tools(client)
             share.unshare("df")
             gone = await client.call_tool("describe_variable", {"name": "df"})
             assert gone.is_error and "(shared: nothing)" in gone.content[0].text
@@ -130,13 +134,8 @@ async def test_http_tools_see_only_what_is_shared_and_refuse_strangers() -> None
             nothing = await raw.post(url, json=body)
         assert (wrong.status_code, foreign.status_code, nothing.status_code) == (401, 403, 401)
         assert wrong.json()["error"]["message"].startswith("unauthorized")
-        assert [c.tool for c in share.log] == [
-            "list_variables",
-            "describe_variable",
-            "run_code",
-            "describe_variable",
-        ]
-        assert share.log[2].error == "run_code is off" and share.log[1].error == "not shared"
+        assert [c.tool for c in share.log] == ["list_variables", "describe_variable", "describe_variable"]
+        assert share.log[1].error == "not shared"  # an unknown tool never reaches the log
     finally:
         await service.close()
     assert signal.getsignal(signal.SIGINT) is sigint

@@ -7,8 +7,9 @@ how to ask approval for a run, and the log of every call. ``build_server(share)`
 - ``list_variables()``: name, type, shape or length, a one-line summary of each shared object;
 - ``describe_variable(name)``: dtypes, shape, head and ``describe()`` of a DataFrame, an array's
   values, other objects' repr (all capped);
-- ``run_code(code)``, only while the user allows it: run in the user's namespace after an
-  approval (``share.approve``), answered with its text and its images (PNG).
+- ``run_code(code)``, listed only while the user allows it (turned on later, it is added; agents
+  that listed the tools before see it when they list them again): run in the user's namespace
+  after an approval (``share.approve``), answered with its text and its images (PNG).
 """
 
 from __future__ import annotations
@@ -64,12 +65,24 @@ class Share:
         on_run: Callable[[McpCall], None] | None = None,
     ) -> None:
         self.objects: dict[str, Any] = dict(objects or {})
-        self.run_code = run_code
+        self._run_code = run_code
+        self.on_switch: Callable[[bool], None] | None = None  # the server adds run_code when turned on
         self.namespace = namespace  # the user's (IPython's user_ns); None: a private one
         self._private: dict[str, Any] = {}
         self.approve = approve
         self.on_run = on_run  # told after each run_code (the view adds it to the tool call's card)
         self.log: list[McpCall] = []
+
+    @property
+    def run_code(self) -> bool:
+        """Whether the agent may run code (the ``run_code`` tool exists only while it may)."""
+        return self._run_code
+
+    @run_code.setter
+    def run_code(self, allowed: bool) -> None:
+        self._run_code = bool(allowed)
+        if self.on_switch is not None:
+            self.on_switch(self._run_code)
 
     def share(self, **objects: Any) -> None:
         """Share more objects (or replace them) by name."""
@@ -106,7 +119,17 @@ def build_server(share: Share) -> MCPServer:
     server.add_tool(
         tools.describe_variable, name="describe_variable", description=DESCRIBE_DOC, structured_output=False
     )
-    server.add_tool(tools.run_code, name="run_code", description=RUN_DOC, structured_output=False)
+    offered = {"run_code": False}
+
+    def switch(allowed: bool) -> None:  # the tool is listed only while allowed (calls check again)
+        if allowed and not offered["run_code"]:
+            server.add_tool(tools.run_code, name="run_code", description=RUN_DOC, structured_output=False)
+        elif not allowed and offered["run_code"]:
+            server.remove_tool("run_code")
+        offered["run_code"] = allowed
+
+    share.on_switch = switch
+    switch(share.run_code)
     return server
 
 
