@@ -26,6 +26,7 @@ _EXPORTS = {
     "Message": "protocol",
     "PermissionAlreadyAnswered": "protocol",
     "PermissionRequest": "protocol",
+    "PermissionTooLate": "protocol",
     "Plan": "protocol",
     "SessionState": "protocol",
     "Terminal": "protocol",

@@ -39,10 +39,22 @@ class RpcError(AcpError):
         super().__init__(f"agent error{where}: {message} (code {code})" + (f": {detail}" if detail else ""))
 
 
+TAIL_LINES, TAIL_LINE_CHARS = 20, 300  # an error message quotes this much of the agent's stderr
+
+
 def _tail_text(stderr_tail: list[str]) -> str:
     if not stderr_tail:
         return ""
-    return "\nlast lines of the agent's stderr:\n  " + "\n  ".join(stderr_tail)
+    lines = [_clip(line) for line in stderr_tail[-TAIL_LINES:]]
+    return "\nlast lines of the agent's stderr:\n  " + "\n  ".join(lines)
+
+
+def _clip(line: str) -> str:
+    return (
+        line
+        if len(line) <= TAIL_LINE_CHARS
+        else f"{line[:TAIL_LINE_CHARS]}… ({len(line) - TAIL_LINE_CHARS:,} more)"
+    )
 
 
 class AgentExited(AcpError):

@@ -8,7 +8,9 @@ is a handler that also sees the session state and may answer ``CANCEL`` (cancel 
 handler, ``$ACP_AUTO_ANSWER`` names one. Before any handler, remembered decisions
 (``permission_memory``) answer what the user already answered "always". ``select``/``cancel`` on
 the request send the response (through ``respond``); then the answer is logged, a user's
-``*_always`` answer is remembered, and the state tells its observers.
+``*_always`` answer is remembered, and the state tells its observers. When the agent is gone,
+``withdraw_all`` ends every pending request ``cancelled`` with nothing sent; answering one then
+raises ``PermissionTooLate``.
 """
 
 from __future__ import annotations
@@ -125,6 +127,19 @@ class PermissionDesk:
         """Answer every pending request ``cancelled`` (the turn was cancelled)."""
         for perm in self.state.pending_permissions:
             perm.cancel(by="cancel")
+
+    def withdraw_all(self, reason: str, by: str) -> int:
+        """The agent is gone: end every pending request ``cancelled``, sending nothing; how many."""
+        count = 0
+        for perm in self.state.pending_permissions:
+            if perm.withdraw(reason, by=by):
+                self._by_request_id.pop(perm.request_id, None)
+                future = self._local.pop(perm.key, None)
+                if future is not None and not future.done():
+                    future.set_result(None)
+                self._answered(perm)
+                count += 1
+        return count
 
     def _send_answer(self, perm: PermissionRequest, outcome: dict[str, Any]) -> None:
         """``on_answer``: send first (it raises, leaving the request pending, if it cannot); the

@@ -23,6 +23,17 @@ LINE_LIMIT = 64 * 1024 * 1024
 READ_SIZE = 256 * 1024
 PARTIAL_AFTER = 0.5  # s of quiet before a line without its newline is shown
 STDERR_LINES = 500
+STDERR_BYTES = 1024 * 1024  # kept in all (the oldest lines go first)
+STDERR_LINE_BYTES = 64 * 1024  # kept of one line (cut, saying how much was left out)
+
+
+def clip_line(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` bytes of UTF-8, saying how much was left out."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= limit:
+        return text
+    kept = raw[:limit].decode("utf-8", "ignore")
+    return f"{kept}… ({len(raw) - limit:,} more bytes)"
 
 
 def to_argv(command: str | Sequence[str]) -> list[str]:
@@ -89,6 +100,7 @@ class AgentProcess:
         self.cwd = cwd
         self.env = dict(env or {})  # what was merged over os.environ (kept for a restart, never shown)
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr_bytes = 0  # the UTF-8 size of the kept lines (bounded by STDERR_BYTES)
         self.partial_line: str | None = None
         self.on_stderr: Callable[[str], None] | None = None  # each stderr line, as it comes
         self._lines = LineBuffer(LINE_LIMIT)
@@ -229,7 +241,16 @@ class AgentProcess:
                 continue
             if not line:
                 return
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            self.stderr_lines.append(text)
+            text = clip_line(line.decode("utf-8", "replace").rstrip("\r\n"), STDERR_LINE_BYTES)
+            self._keep_stderr(text)
             if self.on_stderr is not None:
                 self.on_stderr(text)
+
+    def _keep_stderr(self, text: str) -> None:
+        """Keep one line; the oldest go while the lines are over ``STDERR_LINES`` or ``STDERR_BYTES``."""
+        if len(self.stderr_lines) == self.stderr_lines.maxlen:
+            self._stderr_bytes -= len(self.stderr_lines[0].encode("utf-8", "replace"))
+        self.stderr_lines.append(text)
+        self._stderr_bytes += len(text.encode("utf-8", "replace"))
+        while self._stderr_bytes > STDERR_BYTES and len(self.stderr_lines) > 1:
+            self._stderr_bytes -= len(self.stderr_lines.popleft().encode("utf-8", "replace"))

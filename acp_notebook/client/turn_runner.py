@@ -131,11 +131,16 @@ class TurnRunner:
         if self.turn is not None and not self.turn.ended:
             self.end(self.turn, reason)
 
-    def fail(self, error: BaseException) -> None:
-        """End the waiting turn with ``error`` (the agent exited); the state reads idle."""
-        turn = self.turn
-        if turn is not None and turn.abandon(None, str(error).splitlines()[0]):
-            self.state.apply({"sessionUpdate": "state_update", "state": "idle"})
+    def fail(self, error: BaseException, details: dict[str, Any] | None = None) -> None:
+        """End the waiting turn with ``error`` (the agent exited); the state reads idle. With
+        ``details``, as an ``error`` stop carrying them (like the agent's own, v2)."""
+        turn, reason = self.turn, None if details is None else "error"
+        ended = turn is not None and turn.abandon(reason, details or str(error).splitlines()[0])
+        if ended or (reason is not None and self.state.run_state != "idle"):
+            stop = {} if reason is None else {"stopReason": reason, "error": details}
+            self.state.apply({"sessionUpdate": "state_update", "state": "idle", **stop})
+            if reason is not None:
+                self.last_error = details
         if self._done is not None and not self._done.done():
             self._done.set_exception(error)
             self._done.exception()

@@ -4,7 +4,7 @@ from .changes import Change
 from .diagnostics import Diagnostic
 from .jsonrpc import ErrorObject, Notification, Parsed, Request, Response, encode, encode_batch, parse_line
 from .messages import Message, Plan
-from .permission import PermissionAlreadyAnswered, PermissionRequest
+from .permission import PermissionAlreadyAnswered, PermissionRequest, PermissionTooLate
 from .state import SessionState
 from .terminal import Terminal
 from .toolcall import ToolCall
@@ -19,6 +19,7 @@ __all__ = [
     "Parsed",
     "PermissionAlreadyAnswered",
     "PermissionRequest",
+    "PermissionTooLate",
     "Plan",
     "Request",
     "Response",

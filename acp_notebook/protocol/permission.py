@@ -4,7 +4,9 @@ A request is a pending question plus an answer callback given to its constructor
 ``select(option_id)`` or ``cancel()`` first hands the outcome to ``on_answer`` (the client sends
 the response there), then records it. If sending raises, the request stays pending and the
 exception reaches the caller: an answer is never recorded without being sent. Answering twice
-(or again while the first answer is being sent) raises and sends nothing. Whoever answers calls
+(or again while the first answer is being sent) raises and sends nothing. ``withdraw`` ends a
+request ``cancelled`` with nothing sent (the agent exited); answering it then raises
+``PermissionTooLate``. Whoever answers calls
 ``SessionState.permission_answered`` to tell observers. v2 requests carry ``title``,
 ``description``, ``subject`` (``tool_call`` with a ``toolCall`` upsert, ``command``, or custom,
 kept raw) and ``options``; v1 requests carry ``toolCall`` + ``options`` and get a generated title
@@ -24,6 +26,10 @@ OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_a
 
 class PermissionAlreadyAnswered(RuntimeError):
     """Raised when a permission request that already has an outcome is answered again."""
+
+
+class PermissionTooLate(PermissionAlreadyAnswered):
+    """Raised when a request is answered after it was withdrawn (the agent exited)."""
 
 
 class PermissionRequest:
@@ -48,6 +54,7 @@ class PermissionRequest:
         self.decided_by: str | None = None  # who answered ("user", "policy", ...), as given to select
         self.on_answer = on_answer
         self._answering = False
+        self.too_late: str | None = None  # why it can no longer be answered (``withdraw``)
         self.diagnostics: list[Diagnostic] = []
         self.title, self.description, self.subject = _read(params, version, self.diagnostics)
         self.options = _read_options(params.get("options"), self.diagnostics)
@@ -114,7 +121,18 @@ class PermissionRequest:
         """Answer ``cancelled`` (what the protocol requires when the turn is cancelled)."""
         self._answer({"outcome": "cancelled"}, by)
 
+    def withdraw(self, reason: str, *, by: str) -> bool:
+        """End ``cancelled`` without sending (nobody to send to); False if it was not pending."""
+        if self.outcome is not None or self._answering:
+            return False
+        self.outcome, self.decided_by, self.too_late = {"outcome": "cancelled"}, by, reason
+        return True
+
     def _answer(self, outcome: dict[str, Any], by: str | None = None) -> None:
+        if self.too_late is not None:
+            raise PermissionTooLate(
+                f"too late to answer permission {self.key}: {self.too_late}; it was cancelled"
+            )
         if self.outcome is not None or self._answering:
             already = self.outcome or "an answer being sent"
             raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {already}")

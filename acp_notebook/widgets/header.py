@@ -45,7 +45,7 @@ def header(
             {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
         ],
         "diagnostic_count": len(state.diagnostics),
-        "stderr": list(agent.stderr[-STDERR_LINES:]) if agent is not None else [],
+        "stderr": [_clip(line) for line in agent.stderr[-STDERR_LINES:]] if agent is not None else [],
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),
         "closed": agent.closed if agent is not None else False,
@@ -64,3 +64,12 @@ def _stdout(agent: AgentSummary | None) -> dict[str, Any]:
 
 def _agent_info(agent: AgentSummary) -> dict[str, Any]:
     return {"name": agent.name, "title": agent.title, "version": agent.version, "protocol": agent.protocol}
+
+
+SHOWN_LINE_CHARS = 500  # of one stderr line in the header (agent.stderr_tail() has the kept line)
+
+
+def _clip(line: str) -> str:
+    if len(line) <= SHOWN_LINE_CHARS:
+        return line
+    return f"{line[:SHOWN_LINE_CHARS]}… ({len(line) - SHOWN_LINE_CHARS:,} more characters)"

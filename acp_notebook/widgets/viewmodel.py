@@ -196,6 +196,8 @@ def permission_entry(perm: PermissionRequest) -> dict[str, Any]:
         "options": options,
         "outcome": perm.outcome,
         "decided_by": perm.decided_by,
+        "actionable": perm.pending,
+        "too_late": perm.too_late,  # why it can no longer be answered (the agent exited)
     }
 
 

@@ -3,11 +3,26 @@ import { icon } from "./icons.js";
 import { outputLines } from "./outlines.js";
 import { fmtCount, h, prettyJson, text } from "./util.js";
 
+const TITLE_CHARS = 300; // a longer title is cut, with a button that shows it all
+
+/** The session title: cut when very long (an agent may set anything), whole on demand. */
+function headerTitle(full, ctx) {
+  if (full.length <= TITLE_CHARS || ctx.ui.open.has("hdr:title")) return h("span", { class: "acp-header-title" }, full);
+  const span = h("span", { class: "acp-header-title acp-title-cut" }, full.slice(0, TITLE_CHARS));
+  const more = h("button", { class: "acp-btn acp-btn-link acp-title-more", type: "button" }, `… show all (${fmtCount(full.length)} characters)`);
+  more.addEventListener("click", () => {
+    ctx.ui.open.add("hdr:title");
+    span.replaceWith(headerTitle(full, ctx));
+  });
+  span.append(more);
+  return span;
+}
+
 /** The header element for `hdr` (the WIRE.md Header). */
 export function renderHeader(hdr, ctx) {
   hdr = hdr && typeof hdr === "object" ? hdr : {};
   const main = h("div", { class: "acp-header-main" },
-    h("span", { class: "acp-header-title" }, text(hdr.title) || "ACP session"),
+    headerTitle(text(hdr.title) || "ACP session", ctx),
     agentLabel(hdr.agent), runState(hdr), modeLabel(hdr.mode), usageLabel(hdr.usage));
   const top = h("div", { class: "acp-header-top" }, main, stopButton(hdr, ctx));
   const el = h("div", { class: "acp-header", dataset: { runState: text(hdr.run_state) } }, top);

@@ -1,5 +1,6 @@
 // The client's own notes on a card (`entry.notes`, WIRE.md): code the agent ran in the notebook
-// kernel through the `notebook` MCP server, with what it printed, returned, raised and drew.
+// kernel through the `notebook` MCP server, with what it printed, returned, raised and drew; and
+// that the agent exited before it finished the call (`agent_exited`).
 import { highlightHtml } from "./hl.js";
 import { purifySpans } from "./sanitize.js";
 import { h, text } from "./util.js";
@@ -9,7 +10,12 @@ const PNG = /^[A-Za-z0-9+/]+={0,2}$/;
 /** The notes block of a card, or null. */
 export function renderNotes(notes) {
   if (!Array.isArray(notes) || !notes.length) return null;
-  return h("div", { class: "acp-notes" }, notes.filter((n) => n && n.kind === "notebook_run").map(runNote));
+  const shown = notes.map((n) => (n && RENDER[n.kind] ? RENDER[n.kind](n) : null)).filter(Boolean);
+  return shown.length ? h("div", { class: "acp-notes" }, shown) : null;
+}
+
+function exitNote(n) {
+  return h("div", { class: "acp-note acp-note-exit" }, h("strong", null, text(n.message) || "agent exited"));
 }
 
 function runNote(n) {
@@ -22,6 +28,8 @@ function runNote(n) {
     n.error ? h("pre", { class: "acp-note-error" }, text(n.error)) : null,
     (Array.isArray(n.images) ? n.images : []).filter((b) => typeof b === "string" && PNG.test(b)).map(image));
 }
+
+const RENDER = { notebook_run: runNote, agent_exited: exitNote };
 
 function code(src) {
   const pre = h("pre", { class: "acp-note-code" });

@@ -43,7 +43,7 @@ function subject(entry, inCard) {
 function buttons(key, entry, ctx, outcome, pending) {
   const options = Array.isArray(entry.options) ? entry.options : [];
   const chosen = outcome && outcome.outcome === "selected" ? outcome.optionId : null;
-  const locked = outcome != null || pending != null;
+  const locked = outcome != null || pending != null || entry.actionable === false;
   const row = h("div", { class: "acp-perm-options" });
   for (const opt of options) {
     if (!opt || typeof opt !== "object") continue;
@@ -65,7 +65,7 @@ function mark(btn, cls) {
 }
 
 function choose(key, entry, ctx, optionId, row, btn) {
-  if (ctx.ui.pending.has(key) || entry.outcome) return;
+  if (ctx.ui.pending.has(key) || entry.outcome || entry.actionable === false) return;
   ctx.ui.pending.set(key, optionId);
   for (const b of row.querySelectorAll("button")) b.disabled = true;
   mark(btn, "acp-opt-pending");
@@ -85,6 +85,9 @@ function outcomeNote(entry, outcome) {
     return h("div", { class: "acp-perm-outcome" }, "Selected: ", h("strong", null, text(opt ? opt.name : outcome.optionId)),
       ...(by ? [h("span", { class: "acp-muted acp-perm-by", dataset: { by: entry.decided_by } }, ` (${by})`)] : []));
   }
-  if (outcome.outcome === "cancelled") return h("div", { class: "acp-perm-outcome acp-perm-cancelled" }, "Cancelled");
+  if (outcome.outcome === "cancelled") {
+    const why = entry.too_late ? h("span", { class: "acp-muted acp-perm-too-late" }, ` (${text(entry.too_late)})`) : null;
+    return h("div", { class: "acp-perm-outcome acp-perm-cancelled" }, "Cancelled", why);
+  }
   return h("div", { class: "acp-perm-outcome" }, `Outcome: ${text(outcome.outcome)}`);
 }

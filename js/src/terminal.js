@@ -5,6 +5,7 @@
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import { icon } from "./icons.js";
+import { linkHandler } from "./termlinks.js";
 import { TerminalInput } from "./terminput.js";
 import { terminalTheme, termFont } from "./termtheme.js";
 import { fmtBytes, h, text } from "./util.js";
@@ -69,7 +70,7 @@ export class TermView {
       cols: fixed ? size.cols : DEFAULT_COLS, rows: fixed ? size.rows : this.estimateRows(),
       disableStdin: !on, cursorBlink: on, convertEol: !pty, cursorInactiveStyle: on ? "outline" : "none",
       scrollback: 10000, fontFamily: font.family, fontSize: font.size, theme: terminalTheme(this.screen),
-      allowTransparency: false, scrollOnUserInput: on,
+      allowTransparency: false, scrollOnUserInput: on, linkHandler: linkHandler(this.el),
     });
     if (!fixed) this.term.loadAddon((this.fit = new FitAddon()));
     this.term.open(this.screen);

@@ -1074,3 +1074,55 @@ def test_secret_form_rejected_then_cancelled(page):
     assert form["values"] == ["", ""]
     page.page.locator(".acp-sf-cancel").click()
     assert page.sent()[-1] == {"type": "cancel"} and all(page.js(FORM_DOM_JS, SECRET)["disabled"])
+
+
+def test_a_huge_title_is_cut_and_shown_whole_on_demand(page):
+    """A 100,000-character title once made a 21,393 px header: it is cut, with a button."""
+    page.load()
+    title = "T" * 100_000
+    page.patch(
+        {"type": "patch", "seq": 10_000, "full": False, "header": {"title": title, "run_state": "idle"}}
+    )
+    height = "() => document.querySelector('.acp-header').getBoundingClientRect().height"
+    assert page.js(height) < 150
+    assert page.text(".acp-title-more") == "… show all (100k characters)"
+    page.page.locator(".acp-title-more").click()
+    assert page.js("() => document.querySelector('.acp-header-title').textContent.length") == 100_000
+    assert page.count(".acp-title-more") == 0
+
+
+def test_terminal_links_open_only_through_our_bar(page):
+    """OSC 8 links: never xterm's confirm(); http(s)/mailto shown first and opened with noopener,
+    anything else refused."""
+    info = page.load()
+    t1 = '[data-terminal-id="term-1"]'
+    end = info["terminals"]["term-1"]["end"]
+    docs = b"\x1b]8;;https://example.com/docs\x07DOCS\x1b]8;;\x07"
+    evil = b"\x1b]8;;javascript:alert(1)\x07EVIL\x1b]8;;\x07"
+    links = b"\r\n" + docs + b" and " + evil + b"\r\n"
+    page.patch(
+        {
+            "type": "patch",
+            "full": False,
+            "bytes": [{"id": "term-1", "gen": 0, "at": end, "buf": 0, "reset": False}],
+        },
+        [links],
+    )
+    page.js("() => { window.opened = []; window.open = (...a) => { window.opened.push(a); return null; }; }")
+    page.page.locator(t1).scroll_into_view_if_needed()
+    _click_text(page, t1, "DOCS")
+    wait_value(page.page, "() => document.querySelector('.acp-term-link')?.textContent ?? null",
+               "Open https://example.com/docs?OpenCancel", "the link bar")  # fmt: skip
+    page.page.locator(".acp-term-link-open").click()
+    assert page.js("() => window.opened") == [["https://example.com/docs", "_blank", "noopener,noreferrer"]]
+    _click_text(page, t1, "EVIL")
+    refused = "() => document.querySelector('.acp-term-link')?.textContent.startsWith('Not opened') ?? null"
+    wait_value(page.page, refused, True, "the refusal")
+    assert len(page.js("() => window.opened")) == 1 and page.dialogs == []
+
+
+def _click_text(page, terminal: str, word: str) -> None:
+    """Click where ``word`` is drawn in an xterm (its screen takes the mouse, not the text spans)."""
+    box = page.page.locator(f"{terminal} .xterm-rows span", has_text=word).first.bounding_box()
+    page.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

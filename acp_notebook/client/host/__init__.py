@@ -73,7 +73,7 @@ class Host:
             to.answer(request.id, result)
 
     async def _read(self, params: dict[str, Any]) -> Any:
-        return self.files.read(params)
+        return await self.files.read(params)
 
     async def _write(self, params: dict[str, Any]) -> Any:
         if self.files.policy.review:
