@@ -24,6 +24,7 @@ from . import blocking, headless
 from .checkpoints import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
+from .exit_cleanup import settle_exit
 from .host import FilePolicy, Host
 from .notebook_link import NotebookLink
 from .permission_memory import PermissionLog, PermissionRules
@@ -218,19 +219,8 @@ class Session:
         self.state.diagnose("turn-error", f"the turn failed: {str(error).splitlines()[0]}", level="error")
 
     def agent_exited(self, error: AgentExited, *, expected: bool = False) -> None:
-        """The agent is gone: pending permissions end ``cancelled``, unfinished tool calls end,
-        the waiting turn ends with ``error``, terminals are released. Unless it was closed on
-        purpose, that is a failure: diagnosed, tool calls ``failed``, an ``error`` stop."""
-        lead = str(error).splitlines()[0]
-        if expected:
-            self._permissions.withdraw_all("the agent was closed", "agent closed")
-            self._end_tool_calls("cancelled", None)
-            self.fail_turn(error)
-        else:
-            self.state.diagnose("agent-exited", lead, error.returncode, "error")
-            self._permissions.withdraw_all(lead, "agent exited")
-            self._end_tool_calls("failed", exit_note(error))
-            self._runner.fail(error, exit_details(error))
+        """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
+        settle_exit(self.state, self._permissions, self._runner, error, expected)
         self._spawn(self.host.close())
         if self.notebook is not None:
             self._spawn(self.notebook.close())
@@ -238,15 +228,6 @@ class Session:
     def fail_turn(self, error: BaseException) -> None:
         """End a waiting turn with ``error``; the state reads idle."""
         self._runner.fail(error)
-
-    def _end_tool_calls(self, status: str, note: dict[str, Any] | None) -> None:
-        """The agent will never finish its unfinished tool calls: mark them ``status``."""
-        for tc_id, tc in list(self.state.tool_calls.items()):
-            if tc.finished:
-                continue
-            self.state.apply({"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": status})
-            if note is not None:
-                self.state.add_note(tc_id, note)
 
     # -- cancelling -----------------------------------------------------------------------------
     async def cancel(self) -> None:
@@ -369,15 +350,3 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"
-
-
-def exit_note(error: AgentExited) -> dict[str, Any]:
-    """The note on a tool call the exited agent left unfinished (``ToolCall.notes``)."""
-    code = "unknown" if error.returncode is None else error.returncode
-    return {"kind": "agent_exited", "message": f"agent exited (code {code})", "exit_code": error.returncode}
-
-
-def exit_details(error: AgentExited) -> dict[str, Any]:
-    """The ``error`` of the stop an agent's exit makes (``state.stop_error``, ``last_error``)."""
-    data = {"exitCode": error.returncode, "stderr": list(error.stderr_tail)}
-    return {"message": str(error).splitlines()[0], "data": data}
