@@ -8,8 +8,7 @@ import pytest
 
 from acp_notebook.protocol.code_blocks import CodeBlock, code_blocks, listing, parse, pick
 from acp_notebook.protocol.state import SessionState
-
-globalipapp = pytest.importorskip("IPython.testing.globalipapp")
+from tests import test_magic
 
 DEMO = f"{sys.executable} -m acp_notebook.demo_agent"
 
@@ -115,17 +114,7 @@ def test_pick_defaults_and_errors():
 
 
 # -- the magic ----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ip():
-    shell = globalipapp.start_ipython() or globalipapp.get_ipython()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ACP_DEMO_SPEED", "0")
-        shell.run_line_magic("load_ext", "acp_notebook")
-        try:
-            yield shell
-        finally:
-            shell.run_cell("%acp stop --all")
-            shell.run_line_magic("unload_ext", "acp_notebook")
+ip = test_magic.ip  # the IPython shell with the extension loaded (one per module)
 
 
 def run(ip, code: str, capsys, ok: bool = True) -> str:

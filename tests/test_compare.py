@@ -13,12 +13,11 @@ import pytest
 import acp_notebook
 from acp_notebook.client.compare import ROWS, Entrant, entrants
 from acp_notebook.client.workspace import changes, diff_text, make_copy, remove_copy
+from tests import test_magic
 from tests.real_agents import harness
 from tests.real_agents.mock_anthropic import MockAnthropic, Script, text, tool_use
 from tests.real_agents.test_claude import claude_env
 from tests.support import until_async
-
-globalipapp = pytest.importorskip("IPython.testing.globalipapp")
 
 DEMO = [sys.executable, "-m", "acp_notebook.demo_agent", "--speed", "0"]
 TURN = 90  # s: a bound for a comparison's start and prompt (Claude takes a few seconds)
@@ -257,17 +256,7 @@ async def test_compare_checks_its_arguments(tmp_path):
 
 
 # -- %%acp --agents ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ip():
-    shell = globalipapp.start_ipython() or globalipapp.get_ipython()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ACP_DEMO_SPEED", "0")
-        shell.run_line_magic("load_ext", "acp_notebook")
-        try:
-            yield shell
-        finally:
-            shell.run_cell("%acp stop --all")
-            shell.run_line_magic("unload_ext", "acp_notebook")
+ip = test_magic.ip  # the IPython shell with the extension loaded (one per module)
 
 
 def test_the_agents_option_compares_in_a_grid(ip, capsys, tmp_path, monkeypatch):

@@ -16,23 +16,12 @@ from acp_notebook.protocol import xray
 from acp_notebook.widgets.session_view import SessionView
 from acp_notebook.widgets.xray_source import XRaySource
 
+from . import test_widgets
 from .support import until_async
 from .test_replay import snapshot
-from .test_widgets import FakeTime, RecordingComm, make_view, patches
+from .test_widgets import FakeTime, make_view, patches
 
-
-@pytest.fixture(autouse=True)
-def recording(monkeypatch):
-    """Every comm records its messages (as in ``test_widgets``)."""
-    import comm
-
-    from acp_notebook.widgets import runtime
-
-    RecordingComm.log = []
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
-    monkeypatch.setattr(runtime, "_runtime", None)
-    return RecordingComm.log
-
+recording = test_widgets.recording  # every comm records its messages (autouse there and here)
 
 DEMO = [sys.executable, "-m", "acp_notebook.demo_agent", "--speed", "0"]
 

@@ -14,6 +14,7 @@ how to ask approval for a run, and the log of every call. ``build_server(share)`
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -201,6 +202,4 @@ class _Tools:
 
 
 def _image(png: bytes) -> ImageContent:
-    import base64
-
     return ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png")

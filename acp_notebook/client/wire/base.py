@@ -204,6 +204,17 @@ class Wire(ABC):
         return f"<{type(self).__name__}>"
 
 
+def http_entry(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """An ``mcpServers`` HTTP entry (both versions' shape): ``url`` and ``headers`` (a dict)."""
+    return {"type": "http", "name": name, "url": fields["url"], "headers": name_values(fields.get("headers"))}
+
+
+def stdio_entry(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """An ``mcpServers`` stdio entry without ``type`` (v1's shape; v2 adds ``"type": "stdio"``)."""
+    args = list(fields.get("args") or [])
+    return {"name": name, "command": fields["command"], "args": args, "env": name_values(fields.get("env"))}
+
+
 def name_values(values: dict[str, str] | None) -> list[dict[str, str]]:
     """``{"K": "V"}`` as ACP's ``[{"name": "K", "value": "V"}]`` (headers, env)."""
     return [{"name": str(k), "value": str(v)} for k, v in (values or {}).items()]

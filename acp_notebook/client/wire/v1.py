@@ -16,7 +16,7 @@ from typing import Any
 from ...protocol.turn import Turn
 from ...protocol.v1 import normalize_v1_update
 from . import terminal_output
-from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, name_values, obj
+from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
 
 FILE_METHODS = ("fs/read_text_file", "fs/write_text_file")
 TERMINAL_METHODS = (
@@ -75,15 +75,7 @@ class WireV1(Wire):
 
     def mcp_server(self, name: str, transport: str, **fields: Any) -> dict[str, Any]:
         """v1 shapes; a stdio entry has no ``type`` key (claude-agent-acp drops one that has)."""
-        if transport == "http":
-            return {
-                "type": "http",
-                "name": name,
-                "url": fields["url"],
-                "headers": name_values(fields.get("headers")),
-            }
-        entry = {"name": name, "command": fields["command"], "args": list(fields.get("args") or [])}
-        return {**entry, "env": name_values(fields.get("env"))}
+        return http_entry(name, fields) if transport == "http" else stdio_entry(name, fields)
 
     def routes(self, handlers: Handlers) -> Routes:
         """Permissions, the offered host methods, updates and ``$/cancel_request``."""

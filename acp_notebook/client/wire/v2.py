@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.turn import Turn
-from .base import Call, Handlers, Routes, Unsupported, Wire, name_values, obj
+from .base import Call, Handlers, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
 
 
 class WireV2(Wire):
@@ -46,20 +46,11 @@ class WireV2(Wire):
         """v2 shapes: every entry names its ``type``; a transport the agent lacks is refused."""
         if transport not in self.mcp_transports():
             raise Unsupported(f"this v2 agent does not take {transport} MCP servers")
-        if transport == "http":
-            return {
-                "type": "http",
-                "name": name,
-                "url": fields["url"],
-                "headers": name_values(fields.get("headers")),
-            }
-        entry = {
-            "type": "stdio",
-            "name": name,
-            "command": fields["command"],
-            "args": list(fields.get("args") or []),
-        }
-        return {**entry, "env": name_values(fields.get("env"))}
+        return (
+            http_entry(name, fields)
+            if transport == "http"
+            else {"type": "stdio", **stdio_entry(name, fields)}
+        )
 
     def routes(self, handlers: Handlers) -> Routes:
         """Permissions, updates and ``$/cancel_request``; no client-run files or terminals."""
