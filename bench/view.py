@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import base64
 import heapq
+import sys
 import time
+from pathlib import Path
 
 import comm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, like reducer.py
 
 from acp_notebook import SessionState
 from acp_notebook.widgets import Scheduler, SessionView

@@ -79,6 +79,21 @@ def test_a_plain_tree_is_copied_without_what_gitignore_names(tmp_path):
     assert not one.path.exists() and source.exists()
 
 
+def test_worktrees_made_and_removed_at_once_do_not_race(tmp_path):
+    """Each compared agent's copy is made on its own thread: git's worktree bookkeeping must not race
+    (``fatal: failed to read .git/worktrees/…/commondir`` failed one run in five)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    source = project(tmp_path / "repo", repo=True)
+    with ThreadPoolExecutor(8) as pool:
+        for round_ in range(6):
+            places = [tmp_path / f"wt{round_}-{i}" for i in range(8)]
+            copies = list(pool.map(lambda place: make_copy(source, place), places))
+            assert [c.kind for c in copies] == ["worktree"] * 8
+            list(pool.map(remove_copy, copies))
+    assert git(source, "worktree", "list").count("\n") == 1, "every worktree unregistered"
+
+
 def test_a_repository_gets_a_worktree_with_its_uncommitted_changes(tmp_path):
     source = project(tmp_path / "repo", repo=True)
     (source / "app.py").write_text("a = 1\nb = 3\n")  # modified, not committed

@@ -124,7 +124,8 @@ def test_start_binds_the_session_and_shows_its_view(ip, capsys, displayed):
     session = start(ip, capsys)
     assert type(session).__name__ == "Session" and session.protocol_version == 2
     assert registry().names["acp"] is session
-    assert [v.session for v in displayed.views()] == [session]
+    headers = [o for o in displayed.objects if type(o).__name__ == "SessionHeaderView"]
+    assert [v.session for v in headers] == [session] and displayed.views() == []
     _, out, _ = cell(ip, "%acp status", capsys)
     assert "ACP Notebook demo agent" in out and "acp: sess_demo_1" in out and "idle" in out
 

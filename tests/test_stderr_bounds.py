@@ -15,7 +15,7 @@ from acp_notebook.client.transport import AgentProcess, clip_line
 from acp_notebook.protocol.state import SessionState
 from acp_notebook.widgets.header import header
 
-from .support import until_async
+from .support import INIT_V2, NEW, Peer, until_async
 
 FLOOD = (  # 30 lines of 5 MB on stderr, then a crash
     "import sys\nfor i in range(30):\n    sys.stderr.write(str(i) + 'x' * 5_000_000 + '\\n')\n"
@@ -61,3 +61,47 @@ class _Summary:
     def __init__(self, agent: AgentSummary) -> None:
         self.agent, self.session_id, self.cwd, self.running, self.queued = agent, "s", "/", False, 0
         self.usage, self.last_error, self.extras, self.run_state = None, None, {}, "idle"
+
+
+def test_the_header_numbers_its_stderr_lines_and_marks_the_cut_ones() -> None:
+    lines = tuple("short" if i % 7 else "z" * 2_000 for i in range(60))
+    agent = AgentSummary("a", None, None, 2, 1, False, None, lines, stderr_count=130)
+    got = header(SessionState(), _Summary(agent), None, [])
+    assert got["stderr_from"] == 80  # 130 seen, the last 50 shown
+    assert got["stderr_cut"] == [i for i, line in enumerate(lines[-50:]) if len(line) > 500]
+    unnumbered = header(SessionState(), _Summary(AgentSummary("a", None, None, 2, 1, False, None, lines)))
+    assert unnumbered["stderr_from"] is None  # a host that does not count its lines offers no "show all"
+
+
+async def test_a_view_fetches_a_cut_stderr_line_whole_on_demand(tmp_path) -> None:
+    from acp_notebook import start_agent
+    from acp_notebook.widgets import browser_inbox
+
+    long_line = "L" * 3_000
+    steps = [{"stderr": "first"}, {"stderr": long_line}, {"stderr": "last"}, INIT_V2, NEW, {"sleep": 30}]
+    agent = await start_agent(Peer(tmp_path, steps).command)
+    try:
+        session = await agent.new_session(str(tmp_path))
+        await until_async(lambda: agent.side.stderr_count == 3, 10, message="three stderr lines")
+        hdr = header(session.state, session.summary(), None, [])
+        cut = hdr["stderr_from"] + hdr["stderr_cut"][0]
+        assert hdr["stderr"][hdr["stderr_cut"][0]].endswith("(2,500 more characters)")
+        sent: list = []
+        view = _View(session, sent)
+        browser_inbox.dispatch(view, {"type": "stderr_line", "n": cut})
+        browser_inbox.dispatch(view, {"type": "stderr_line", "n": 99})  # never seen
+        browser_inbox.dispatch(view, {"type": "stderr_line", "n": "1"})  # malformed: a diagnostic
+        assert sent == [
+            {"type": "stderr_line", "n": cut, "text": long_line},
+            {"type": "stderr_line", "n": 99, "text": None},
+        ]
+        assert session.state.diagnostics[-1].code == "view-bad-message"
+    finally:
+        await agent.close()
+
+
+class _View:
+    """What ``browser_inbox`` reads of a view for a ``stderr_line`` ask."""
+
+    def __init__(self, session, sent: list) -> None:
+        self.session, self.state, self.send = session, session.state, sent.append

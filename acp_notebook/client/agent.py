@@ -131,6 +131,12 @@ class Agent:
         """The last lines the agent wrote to stderr."""
         return self.process.stderr_tail(lines)
 
+    def stderr_line(self, number: int) -> str | None:
+        """Stderr line ``number`` (0 = the first seen) as kept, or None once it fell off the tail."""
+        kept = list(getattr(self.process, "stderr_lines", ()))
+        first = self.side.stderr_count - len(kept)
+        return kept[number - first] if first >= 0 and first <= number < self.side.stderr_count else None
+
     def summary(self) -> AgentSummary:
         """A typed snapshot for views and reports."""
         info = self.info
@@ -141,7 +147,7 @@ class Agent:
         return AgentSummary(
             text["name"], text["title"], text["version"], version, getattr(self.process, "pid", None),
             self.closed, self.returncode, tuple(self.stderr_tail(50)),
-            tuple(self.side.stdout_lines), self.stdout_partial,
+            tuple(self.side.stdout_lines), self.stdout_partial, self.side.stderr_count,
         )  # fmt: skip
 
     # -- calls ------------------------------------------------------------------------------------

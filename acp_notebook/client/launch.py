@@ -1,8 +1,8 @@
 """Starting an agent: spawn it, initialize it, clean up if that fails; also as a blocking call.
 
 Whatever goes wrong during the start (the command cannot run, the agent exits, ``initialize``
-hangs, the version is unknown, the caller is interrupted) closes the process and raises one
-``AgentStartError`` with the tail of the agent's stderr.
+hangs, the version is unknown, the caller is interrupted) closes the process — its whole tree,
+reaped (``transport``) — and raises one ``AgentStartError`` with the tail of the agent's stderr.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ async def start_agent(
             f"the agent did not answer initialize within {init_timeout:g} s", agent.stderr_tail()
         ) from None
     except AgentExited as exc:
-        agent.traffic_log.close()
+        await agent.close(0.5)  # reaped, and what it left of its process group ended
         raise AgentStartError(
             f"the agent exited during initialize (exit code {exc.returncode})", exc.stderr_tail
         ) from None

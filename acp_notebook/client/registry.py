@@ -4,11 +4,13 @@ Agents started by the magic or ``start_agent_sync`` — and those the extension 
 namespace — are kept here, so ``%acp status`` can list them and none outlives the kernel:
 
 - a normal exit (kernel shutdown or restart, end of a script) runs ``terminate_all`` (atexit):
-  SIGTERM to each agent's process group, a short wait, then SIGKILL. Agents run in their own
-  process group (``transport``), so this also reaches the tools they started, and a kernel
-  interrupt (which jupyter_client sends to the kernel's whole group) does not kill them;
-- a killed kernel (SIGKILL) cannot run anything: there ``transport``'s ``PR_SET_PDEATHSIG``
-  (Linux) makes the kernel's death kill each agent.
+  SIGTERM to each agent's process group, a short wait, then SIGKILL to what is left of it, then a
+  wait for each agent's ``supervisor`` to end the rest of its tree (tools that ``setsid``-ed away).
+  Agents run in their own process group (``transport``), so this also reaches the tools they
+  started, and a kernel interrupt (which jupyter_client sends to the kernel's whole group) does
+  not kill them;
+- a killed kernel (SIGKILL, a forced restart) cannot run anything: there each agent's supervisor
+  sees the kernel die and ends the agent's whole tree.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .supervisor import group_alive
 
 if TYPE_CHECKING:
     from .agent import Agent
     from .session import Session
 
 EXIT_GRACE = 1.0
+SWEEP_WAIT = 2.0  # s for the supervisors to end what is left (they take GRACE = 0.5 s at most, then KILL)
 
 
 class Registry:
@@ -74,25 +80,33 @@ class Registry:
         return [a.process.pid for a in self.agents if _alive(a.process.pid)]
 
     def terminate_all(self, grace: float = EXIT_GRACE) -> None:
-        """Synchronously end every agent still running (SIGTERM, wait ``grace``, SIGKILL)."""
-        pids = self.live_pids()
+        """Synchronously end every agent still running (SIGTERM, wait ``grace``, SIGKILL), and its tree."""
+        processes = [a.process for a in self.agents if _alive(a.process.pid)]
+        pids = [p.pid for p in processes]
         for pid in pids:
             _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and any(_alive(pid, reap=True) for pid in pids):
-            time.sleep(0.02)
+        _wait(lambda: any(_alive(pid, reap=True) for pid in pids), grace)
         for pid in pids:
-            if _alive(pid, reap=True):
+            if _alive(pid, reap=True) or group_alive(pid):
                 _signal(pid, signal.SIGKILL)
+        supervisors = [s for s in (getattr(p, "supervisor_pid", None) for p in processes) if s]
+        _wait(lambda: any(_alive(s) for s in supervisors), SWEEP_WAIT)  # asyncio's watcher reaps them
+
+
+def _wait(busy: Callable[[], bool], timeout: float) -> None:
+    """Poll ``busy()`` until it is false or ``timeout`` s have passed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and busy():
+        time.sleep(0.02)
 
 
 def _signal(pid: int, signum: int) -> None:
-    """Signal the agent's process group if it leads one of its own, else just the agent."""
+    """Signal the agent's process group (its own: ``transport``); nothing once that group is gone.
+
+    Never the bare pid: once the group is gone, a process with that pid is someone else's.
+    """
     with contextlib.suppress(OSError):
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, signum)
-            return
-        os.kill(pid, signum)
+        os.killpg(pid, signum)
 
 
 def _alive(pid: int, reap: bool = False) -> bool:

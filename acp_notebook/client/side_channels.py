@@ -26,6 +26,7 @@ class SideChannels:
         self.traffic, self._diagnose = traffic, diagnose
         self.stdout_lines: deque[str] = deque(maxlen=STDOUT_LINES)
         self._hinted: set[str] = set()
+        self.stderr_count = 0  # stderr lines seen: the number of the next one (``Agent.stderr_line``)
 
     def stdout(self, text: str) -> None:
         """A stdout line that is not JSON."""
@@ -33,6 +34,7 @@ class SideChannels:
 
     def stderr(self, text: str) -> None:
         """A stderr line."""
+        self.stderr_count += 1
         self.traffic.stderr(text)
         for needle, advice in HINTS:
             if needle in text and needle not in self._hinted:

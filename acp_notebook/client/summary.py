@@ -20,6 +20,7 @@ class AgentSummary:
     stderr: tuple[str, ...] = ()
     stdout: tuple[str, ...] = ()  # lines it printed on stdout that were not JSON
     stdout_partial: str | None = None  # a last line without a newline, after a quiet time
+    stderr_count: int = 0  # stderr lines seen in all: ``stderr`` holds the last of them
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """The agent process: spawn, newline-delimited stdout, stderr capture, orderly shutdown.
 
-The only module that touches the process. Shutdown follows the usual order: close stdin, wait,
-terminate, wait, kill — each signal to the agent's whole process group — and always reap, so no
-zombie and no descendant is left. On Linux the child gets
-``PR_SET_PDEATHSIG`` so it dies with the kernel even if the kernel is killed.
+The only module that touches the process. The agent runs under a ``supervisor`` (POSIX), the
+kernel's direct child, that leads no group the kernel's interrupts reach and ends the agent's whole
+tree when the agent ends or the kernel dies (even by SIGKILL); ``pid`` is the agent's own, the id
+of its process group. Shutdown follows the usual order: close stdin, wait, terminate, wait, kill —
+each signal to the agent's whole process group — and always reap, so no zombie and no descendant
+is left.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from . import supervisor
 from .lines import LineBuffer
 
 LINE_LIMIT = 64 * 1024 * 1024
@@ -25,6 +28,7 @@ PARTIAL_AFTER = 0.5  # s of quiet before a line without its newline is shown
 STDERR_LINES = 500
 STDERR_BYTES = 1024 * 1024  # kept in all (the oldest lines go first)
 STDERR_LINE_BYTES = 64 * 1024  # kept of one line (cut, saying how much was left out)
+START_TIMEOUT = 30.0  # s for the supervisor to say the agent runs (it takes milliseconds)
 
 
 def clip_line(text: str, limit: int) -> str:
@@ -57,32 +61,58 @@ async def _poll(done: Callable[[], bool], timeout: float, interval: float = 0.02
 
 def _group_alive(pgid: int) -> bool:
     """True while a live (not zombie) process of group ``pgid`` exists."""
-    if os.name != "posix":  # pragma: no cover
-        return False
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    if not os.path.isdir("/proc/self"):  # pragma: no cover - no procfs: trust kill(0)
-        return True
-    return any(_live_in_group(entry, pgid) for entry in os.listdir("/proc") if entry.isdigit())
+    return os.name == "posix" and supervisor.group_alive(pgid)
 
 
-def _live_in_group(pid: str, pgid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return False
-    return int(fields[2]) == pgid and fields[0] != b"Z"  # state, ppid, pgrp
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _die_with_parent() -> None:  # runs in the child between fork and exec (host terminals)
     if sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(Exception):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+async def _exec(
+    argv: list[str], cwd: str | None, env: dict[str, str] | None, pass_fds: tuple[int, ...] = ()
+) -> asyncio.subprocess.Process:
+    """Run ``argv`` with piped stdio in its own process group (a kernel interrupt must not reach it)."""
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        limit=LINE_LIMIT,
+        pass_fds=pass_fds,
+        process_group=0 if os.name == "posix" else None,
+    )
+
+
+async def _agent_pid(proc: asyncio.subprocess.Process, status_fd: int, program: str) -> int:
+    """The agent's pid, from the supervisor's status line on ``status_fd`` (closed after)."""
+    loop = asyncio.get_running_loop()
+    said: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(status_fd, lambda: said.done() or said.set_result(None))
+    try:
+        await asyncio.wait_for(said, START_TIMEOUT)
+        line = os.read(status_fd, 256)  # one write of a few bytes: all of it, or EOF
+    except TimeoutError:
+        raise OSError(f"its supervisor did not start it within {START_TIMEOUT:g} s") from None
+    finally:
+        loop.remove_reader(status_fd)
+        os.close(status_fd)
+    return supervisor.parse_status(line, program)
+
+
+async def _reaped(proc: asyncio.subprocess.Process, timeout: float = 5.0) -> None:
+    """Wait for ``proc`` to end (KILL after ``timeout`` s) and reap it."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(proc.wait(), timeout)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
 
 
 class AgentProcess:
@@ -94,8 +124,13 @@ class AgentProcess:
         argv: list[str],
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        agent_pid: int | None = None,
+        death_fd: int | None = None,
     ) -> None:
-        self.proc = proc
+        self.proc = proc  # the supervisor's process (or the agent's own, without one)
+        self._pid = agent_pid or proc.pid
+        self._supervisor = proc.pid if death_fd is not None else None
+        self._death_fd = death_fd  # its EOF (our exit, or ``_release``) tells the supervisor to end all
         self.argv = argv
         self.cwd = cwd
         self.env = dict(env or {})  # what was merged over os.environ (kept for a restart, never shown)
@@ -113,24 +148,36 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start ``command`` with stdin/stdout pipes; ``env`` is merged over ``os.environ``."""
         argv = to_argv(command)
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env={**os.environ, **(env or {})},
-            limit=LINE_LIMIT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            # its own process group: a kernel interrupt (killpg SIGINT) must not reach it
-            process_group=0 if os.name == "posix" else None,
-        )
-        return cls(proc, argv, cwd, env)
+        if os.name != "posix" or not sys.executable:  # pragma: no cover - no groups, or no Python to run
+            return cls(await _exec(argv, cwd, env), argv, cwd, env)
+        status_r, status_w = os.pipe()
+        death_r, death_w = os.pipe()  # non-inheritable: no other child of ours holds the write end
+        try:
+            proc = await _exec(supervisor.command(argv, status_w, death_r), cwd, env, (status_w, death_r))
+        except BaseException:
+            os.close(status_r)
+            os.close(death_w)
+            raise
+        finally:
+            os.close(status_w)
+            os.close(death_r)
+        try:
+            pid = await _agent_pid(proc, status_r, argv[0])
+        except BaseException:
+            os.close(death_w)  # at EOF on its death pipe the supervisor ends what it began, and exits
+            await _reaped(proc)
+            raise
+        return cls(proc, argv, cwd, env, pid, death_w)
 
     @property
     def pid(self) -> int:
-        """The process id."""
-        return self.proc.pid
+        """The agent's process id (that of its process group)."""
+        return self._pid
+
+    @property
+    def supervisor_pid(self) -> int | None:
+        """The process id of the agent's supervisor (the kernel's child), None without one."""
+        return self._supervisor
 
     @property
     def returncode(self) -> int | None:
@@ -192,6 +239,7 @@ class AgentProcess:
     async def wait(self) -> int:
         """Wait for the process to end and return its exit code."""
         code = await self.proc.wait()
+        self._release()
         with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
         return code
@@ -200,18 +248,25 @@ class AgentProcess:
         """Close stdin, wait ``grace`` s, then TERM and KILL the agent's whole process group.
 
         The group, not just the child: an npm launcher that does not forward signals must not
-        leave its native binary (or the tools it started) behind. Always reaps the process.
+        leave its native binary (or the tools it started) behind; once the agent has gone, its
+        supervisor ends what is left, even what left the group. Always reaps the process.
         """
         if self.proc.stdin is not None and not self.proc.stdin.is_closing():
             self.proc.stdin.close()
         exited = await self._ended(grace)  # the agent's own orderly exit
         for signum in (signal.SIGTERM, signal.SIGKILL):
-            if exited and not _group_alive(self.proc.pid):
+            if exited and not _group_alive(self.pid):
                 break
             self.signal_group(signum)  # a leader gone already: its stragglers get a shorter grace
             exited = await self._ended(min(grace, 0.5) if exited else grace)
             exited = exited and not await self._group_lingers(0.5)
         return await self.wait()
+
+    def _release(self) -> None:
+        """Close our end of the supervisor's death pipe (once it has exited)."""
+        if self._death_fd is not None:
+            os.close(self._death_fd)
+            self._death_fd = None
 
     async def _ended(self, grace: float) -> bool:
         """True once the agent itself has exited (within ``grace`` s).
@@ -225,13 +280,13 @@ class AgentProcess:
         """Send ``signum`` to the agent's process group (its own, see ``spawn``)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if os.name == "posix":
-                os.killpg(self.proc.pid, signum)
+                os.killpg(self.pid, signum)
             else:  # pragma: no cover - no process groups
                 self.proc.send_signal(signum)
 
     async def _group_lingers(self, grace: float) -> bool:
         """After the leader exited: True if processes of its group are still there after ``grace``."""
-        return not await _poll(lambda: not _group_alive(self.proc.pid), grace)
+        return not await _poll(lambda: not _group_alive(self.pid), grace)
 
     async def _read_stderr(self) -> None:
         while True:

@@ -18,11 +18,13 @@ import fnmatch
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 GIT_TIMEOUT = 60.0
 MAX_DIFF_BYTES = 2_000_000  # larger files count as changed without a line count
+_WORKTREES = threading.Lock()  # git's worktree bookkeeping (.git/worktrees) races when added at once
 
 
 @dataclass
@@ -70,8 +72,9 @@ def make_copy(original: str | os.PathLike, destination: Path) -> Copy:
 def remove_copy(copy: Copy) -> None:
     """Delete a copy (a worktree is unregistered from its repository too)."""
     if copy.kind == "worktree":
-        _git(copy.source_root, "worktree", "remove", "--force", str(copy.root), check=False)
-        _git(copy.source_root, "worktree", "prune", check=False)
+        with _WORKTREES:
+            _git(copy.source_root, "worktree", "remove", "--force", str(copy.root), check=False)
+            _git(copy.source_root, "worktree", "prune", check=False)
     shutil.rmtree(copy.root, ignore_errors=True)
 
 
@@ -135,7 +138,8 @@ def _git_top(source: Path) -> Path | None:
 
 def _worktree(source: Path, top: Path, destination: Path) -> Copy:
     commit = _git(top, "rev-parse", "HEAD").decode().strip()
-    _git(top, "worktree", "add", "--detach", str(destination), commit)
+    with _WORKTREES:
+        _git(top, "worktree", "add", "--detach", str(destination), commit)
     patch = _git(top, "diff", "HEAD", "--binary")
     if patch.strip():
         _git(destination, "apply", "--whitespace=nowarn", "-", stdin=patch)

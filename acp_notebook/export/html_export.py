@@ -1,9 +1,11 @@
 """``export_html``: one self-contained page drawing the session view, with no kernel and no network.
 
-The page holds the browser runtime once (an inline module), the view snapshot (``js/WIRE.md``)
-and the terminal bytes (base64) as inert ``application/json`` data, and a bootstrap that mounts
-the view on a read-only stand-in for the widget model (as ``tests/browser/harness`` does): the
-buttons send nowhere. Agent text stays data: the runtime inserts it as text or sanitised HTML.
+The page holds the browser runtime once (an inline module), the view snapshot (``js/WIRE.md``,
+its inline form) and the terminal bytes (base64; the newest ``saved_terminal_bytes`` of each, as a
+saved notebook keeps them, the page marking "earlier output trimmed") as inert
+``application/json`` data, and a bootstrap that mounts the view on a read-only stand-in for the
+widget model (as ``tests/browser/harness`` does): the buttons send nowhere. Agent text stays
+data: the runtime inserts it as text or sanitised HTML.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..widgets.runtime import static_file
-from ..widgets.snapshot import snapshot_of
+from ..widgets.snapshot import SAVED_TERMINAL_BYTES, snapshot_of
 from .json_export import source_of
 from .xray_export import xray_data
 
@@ -59,11 +61,13 @@ def json_data(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(source: Any, title: str | None = None, xray: bool = True) -> str:
+def render_html(
+    source: Any, title: str | None = None, xray: bool = True, saved_terminal_bytes: int = SAVED_TERMINAL_BYTES
+) -> str:
     """The page for ``source`` (a Session, SessionState or Replay); ``xray``: with its X-ray panel
-    (when the source has traffic)."""
+    (when the source has traffic); at most ``saved_terminal_bytes`` of each terminal (the newest)."""
     src = source_of(source)
-    snapshot, blob = snapshot_of(src.state, src.summary, title)
+    snapshot, blob = snapshot_of(src.state, src.summary, title, cap=saved_terminal_bytes)
     inlined = xray_data(source, src.state, snapshot["order"]) if xray else None
     if inlined is not None:
         snapshot["xray"], snapshot["xray_data"] = inlined
@@ -91,8 +95,15 @@ def render_html(source: Any, title: str | None = None, xray: bool = True) -> str
     )
 
 
-def export_html(source: Any, path: str | os.PathLike, title: str | None = None, xray: bool = True) -> Path:
-    """Write the self-contained page of ``source`` to ``path`` (``xray``: with the X-ray); returns it."""
+def export_html(
+    source: Any,
+    path: str | os.PathLike,
+    title: str | None = None,
+    xray: bool = True,
+    saved_terminal_bytes: int = SAVED_TERMINAL_BYTES,
+) -> Path:
+    """Write the self-contained page of ``source`` to ``path`` (``xray``: with the X-ray; at most
+    ``saved_terminal_bytes`` of each terminal); returns it."""
     out = Path(path)
-    out.write_text(render_html(source, title, xray), encoding="utf-8")
+    out.write_text(render_html(source, title, xray, saved_terminal_bytes), encoding="utf-8")
     return out

@@ -26,6 +26,15 @@ def _view(session: Session, **options: Any) -> Any:
     return SessionView(session, **options)
 
 
+def _header_view(session: Session, name: str) -> Any:
+    """The start cell's view: the session's header and one line per turn (each turn has its cell)."""
+    from ..widgets import SessionHeaderView
+
+    hint = "Each turn shows in its own cell: click its line to go there."
+    hint += f" The whole session: %acp view --name {name}"
+    return SessionHeaderView(session, title=name, hint=hint)
+
+
 class Commands:
     """Looks sessions up by name and runs the subcommands."""
 
@@ -128,7 +137,7 @@ class Commands:
         if getattr(args, "review", False):
             print(_review_note(agent))
         if not args.no_view:
-            display(_view(session, title=args.name))
+            display(_header_view(session, args.name))
 
     async def login(self, args: argparse.Namespace) -> None:
         """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""

@@ -6,6 +6,8 @@ After a cell that ended with ``CancelledError`` or ``KeyboardInterrupt`` — how
 delivers a kernel interrupt to an awaiting cell, e.g. ``await session.prompt(...)`` — every turn
 that the cell started and that is still running is cancelled (``session/cancel``). ``%%acp --wait``
 and ``prompt_sync`` cancel their own turn and raise ``TurnInterrupted``, which is left alone here.
+While a cell runs, a kernel interrupt wakes the loop at once (``client.wake``): an awaiting cell
+such as ``await session.prompt(...)`` on a quiet agent is interrupted within a second.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import sys
 from typing import Any
 
+from ..client import wake
 from ..client.agent import Agent
 from ..client.registry import registry
 from ..client.session import Session
@@ -30,6 +33,7 @@ class CellHooks:
         self.shell = shell
         self.turns_before: dict[Session, int] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._woken: wake.Held | None = None
 
     def adopt(self) -> None:
         """Track the running agents the user namespace holds (directly or through a session)."""
@@ -40,12 +44,15 @@ class CellHooks:
                 reg.add_agent(agent)
 
     def pre_run_cell(self, info: Any = None) -> None:
-        """Note each session's turn count."""
+        """Note each session's turn count; let an interrupt wake the loop while the cell runs."""
+        self._release()
+        self._woken = wake.hold()
         self.adopt()
         self.turns_before = {s: len(s.turns) for s in registry().sessions()}
 
     def post_run_cell(self, result: Any = None) -> None:
         """After an interrupted cell, cancel the turns it started."""
+        self._release()
         error = getattr(result, "error_in_exec", None)
         if not isinstance(error, INTERRUPTS) or isinstance(error, TurnInterrupted):
             return
@@ -53,6 +60,11 @@ class CellHooks:
             started = session.turns[self.turns_before.get(session, 0) :]
             if session.running and session.turn in started and not session.agent.closed:
                 self._cancel(session)
+
+    def _release(self) -> None:
+        woken, self._woken = self._woken, None
+        if woken is not None:
+            woken.release()
 
     def _cancel(self, session: Session) -> None:
         names = ", ".join(registry().names_of(session)) or session.session_id

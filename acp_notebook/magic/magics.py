@@ -39,7 +39,8 @@ class AcpMagics(Magics):
               Start an agent and a session (``--share``: these variables, and ``--run-code``: code
               runs, each approved, through the session's ``notebook`` MCP server), bind the
               session to NAME in the user namespace
-              (default: ``acp``) and display its live view. COMMAND is a command, or a known
+              (default: ``acp``) and display its header, one line per turn (a click goes to the
+              turn's cell; ``%acp view`` shows the whole session). COMMAND is a command, or a known
               agent name — ``claude``, ``codex``, ``gemini``, ``opencode``, ``goose`` — and
               defaults to the bundled offline demo agent (``python -m acp_notebook.demo_agent``; ``--env
               ACP_DEMO_SPEED=0`` makes it instant). ``--cwd`` is the agent's working directory
@@ -52,7 +53,7 @@ class AcpMagics(Magics):
           status [--name NAME]   agents, sessions, turn state, queued prompts, pending permissions
           list                   the agents started in (or adopted by) this kernel
           sessions               the sessions of those agents
-          view [--name NAME]     display the live view of the whole session again
+          view [--name NAME]     display the live view of the whole session
           xray [--name NAME]     the same view with the protocol X-ray: the raw messages beside
                                  the tree (filter; pick a card or a message; see js/WIRE.md)
           share [NAME ...] [--stop] [--name NAME]

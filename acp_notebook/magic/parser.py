@@ -34,7 +34,7 @@ def _start() -> _Parser:
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="an environment variable")
     p.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="offer v2 (default) or force v1")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for initialize")
-    p.add_argument("--no-view", action="store_true", help="do not display the session view")
+    p.add_argument("--no-view", action="store_true", help="do not display the session's header view")
     p.add_argument("--record", metavar="PATH", help="record the connection to this trace file (.jsonl)")
     p.add_argument(
         "--review",

@@ -47,6 +47,8 @@ class CellTurn:
             self.view = self._make()
             if self.handle is not None:
                 self.handle.update(self.view)
+        else:  # shown at once: the number is sure only now (a turn sent from code may have come first)
+            self.view.anchor = self._anchor()
 
     def ended(self) -> None:
         """The turn ended: the view keeps updating its items but shows no new ones."""
@@ -57,7 +59,13 @@ class CellTurn:
         from ..widgets import SessionView
 
         since = len(self.session.state.timeline)
-        return SessionView(self.session, since=since, title=self.title)
+        return SessionView(self.session, since=since, title=self.title, anchor=self._anchor())
+
+    def _anchor(self) -> str:
+        """The anchor of the turn about to start (the start cell's header lines link to it)."""
+        from ..widgets.header_view import anchor_of
+
+        return anchor_of(self.session, len(self.session.turns) + 1)
 
 
 def headline(text: str, width: int = 60) -> str:

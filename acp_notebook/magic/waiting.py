@@ -5,17 +5,18 @@ name of ``acp_notebook.policies``, or a variable of the user's namespace holding
 session's own handler; the handler is back when the turn ends. ``--timeout S`` bounds the wait:
 on timeout the cell fails with one message saying what is pending and how to answer it (the turn
 goes on: answer it, or ``%acp cancel``). While a cell waits in a run nobody watches, each pending
-request is described once in its output (``client.headless``).
+request is described once in its output (``client.headless``). Both waits keep a kernel interrupt
+from sleeping in the loop until something else wakes it (``client.wake``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import policies
-from ..client import headless
+from ..client import headless, wake
 from .errors import MagicError
 
 
@@ -51,10 +52,10 @@ def turn_hooks(session: Any, policy: policies.Policy | None, on_start: Callable,
 
 async def wait_turn(session: Any, task: asyncio.Task, name: str, timeout: float | None) -> str | None:
     """Wait for the turn (an interrupt cancels it); on timeout raise, saying what is pending."""
-    with headless.notices(session, name):
+    with headless.notices(session, name), wake.interruptible():
         if timeout is None:
             return await session.wait_turn(task)
-        waiter = asyncio.ensure_future(session.wait_turn(task))
+        waiter = asyncio.ensure_future(_held(session.wait_turn(task)))
         try:
             done, _ = await asyncio.wait({waiter}, timeout=timeout)
         except asyncio.CancelledError:  # an interrupt: the waiter cancels the turn, then raises
@@ -62,16 +63,16 @@ async def wait_turn(session: Any, task: asyncio.Task, name: str, timeout: float 
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            return await waiter
+            return _unheld(await waiter)
         if not done:
             waiter.add_done_callback(_quiet)
             raise timed_out(session, name, timeout, "the turn is still running")
-        return waiter.result()
+        return _unheld(waiter.result())
 
 
 async def wait_idle(session: Any, name: str, timeout: float | None) -> None:
     """``%acp wait``: until no turn runs or waits; on timeout raise, saying what is pending."""
-    with headless.notices(session, name):
+    with headless.notices(session, name), wake.interruptible():
         if not await session.wait_idle(timeout):
             raise timed_out(session, name, timeout or 0, "it is still busy")
 
@@ -82,6 +83,21 @@ def timed_out(session: Any, name: str, timeout: float, what: str) -> MagicError:
     pending = headless.pending_lines(session, name)
     lines += pending or ["no permission request is pending"]
     return MagicError("\n".join(lines), "TimeoutError")
+
+
+async def _held(waiting: Awaitable[Any]) -> tuple[Any, KeyboardInterrupt | None]:
+    """Await in a task of its own, keeping its ``TurnInterrupted``: raised in a task, it stops the loop."""
+    try:
+        return await waiting, None
+    except KeyboardInterrupt as exc:  # asyncio re-raises it out of run_forever: the kernel would exit
+        return None, exc
+
+
+def _unheld(held: tuple[Any, KeyboardInterrupt | None]) -> Any:
+    value, interrupt = held
+    if interrupt is not None:
+        raise interrupt
+    return value
 
 
 def _quiet(task: asyncio.Task) -> None:

@@ -4,7 +4,8 @@ Rules (seed, "Display-only terminals"): ``terminal_update`` is an upsert keyed b
 ``terminalId``; ``command``, ``cwd``, ``size``, ``capabilities``, ``exitStatus`` and ``_meta``
 patch (omit keeps, null clears, value replaces); ``output.data`` is a base64 snapshot that
 *replaces* every stored byte. ``terminal_output_chunk`` decodes each chunk on its own and
-appends. The stored output is bytes; ``text`` decodes incrementally, so a UTF-8 character
+appends. The stored output is bytes, the newest ``cap`` of them, in a ``ByteRing`` (so a view
+reads only the bytes it has not sent); ``text`` decodes incrementally, so a UTF-8 character
 split across chunks comes out whole, and ``plain_text`` strips control sequences as they
 complete (``ansi.py``). Schema fallbacks: a wrong-typed field counts as omitted; a ``size``
 outside ``1..65535`` (uint16) too; in ``exitStatus`` an ``exitCode`` that is not an int64
@@ -19,6 +20,7 @@ import binascii
 from typing import Any
 
 from .ansi import DecodedText
+from .byte_ring import ByteRing
 from .diagnostics import Report
 from .patch import (
     int_in_range,
@@ -64,10 +66,8 @@ class Terminal:
     """One display terminal: metadata plus the bytes received (the newest ``cap`` bytes)."""
 
     __slots__ = (
-        "_buf",
-        "_start",
+        "_ring",
         "_text",
-        "cap",
         "capabilities",
         "command",
         "cwd",
@@ -93,34 +93,49 @@ class Terminal:
         self.meta: dict[str, Any] | None = None
         self.output_meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] = {}
-        self.cap = cap
         self.first_seen = self.last_seen = now  # the state's clock: first and latest update
         self.exited_at: float | None = None  # when an exitStatus arrived (None while running)
         self.generation = 0
-        self._buf = bytearray()
-        self._start = 0
+        self._ring = ByteRing(cap)
         self._text = DecodedText()
 
     @property
+    def cap(self) -> int:
+        """How many of the newest bytes are held."""
+        return self._ring.cap
+
+    @cap.setter
+    def cap(self, cap: int) -> None:
+        self._ring.set_cap(cap)
+
+    @property
     def output(self) -> bytes:
-        """Every byte received since the last snapshot, up to the newest ``cap`` bytes."""
-        return bytes(self._buf[-self.cap :]) if len(self._buf) > self.cap else bytes(self._buf)
+        """Every byte received since the last snapshot, up to the newest ``cap`` bytes (a copy)."""
+        return self._ring.read_from(0)
 
     @property
     def dropped_bytes(self) -> int:
         """How many of the oldest bytes fell off the front because of ``cap``."""
-        return self._start + max(0, len(self._buf) - self.cap)
+        return self._ring.base
+
+    @property
+    def base_offset(self) -> int:
+        """Offset, in this generation's byte stream, of the oldest byte held (no copy)."""
+        return self._ring.base
+
+    @property
+    def held_bytes(self) -> int:
+        """How many bytes ``output`` holds, without copying them."""
+        return self._ring.held
 
     @property
     def end_offset(self) -> int:
         """Offset, in this generation's byte stream, just past the last byte received."""
-        return self._start + len(self._buf)
+        return self._ring.end
 
     def read_from(self, offset: int) -> bytes:
         """The held bytes from absolute ``offset`` on (from the oldest held byte if it fell off)."""
-        held = self.output
-        base = self.end_offset - len(held)
-        return held[max(0, offset - base) :]
+        return self._ring.read_from(offset)
 
     @property
     def exited(self) -> bool:
@@ -143,27 +158,22 @@ class Terminal:
         return self._decoded().plain
 
     def _decoded(self) -> DecodedText:
-        end = self.end_offset
-        base = end - min(len(self._buf), self.cap)
+        """The held bytes decoded; feeds only the bytes received since the last call."""
+        base = self._ring.base
         if self._text.base != base:  # bytes fell off the front: decode the held bytes afresh
             self._text = DecodedText(base)
-        if self._text.end < end:
-            self._text.feed(bytes(self._buf[self._text.end - self._start :]))
+        if self._text.end < self._ring.end:
+            self._text.feed(self._ring.read_from(self._text.end))
         return self._text
 
     def append(self, data: bytes) -> None:
         """Append decoded bytes (one ``terminal_output_chunk``)."""
-        self._buf += data
-        if len(self._buf) > self.cap + self.cap // 4:
-            excess = len(self._buf) - self.cap
-            del self._buf[:excess]
-            self._start += excess
+        self._ring.append(data)
 
     def replace(self, data: bytes) -> None:
         """Replace every stored byte by a snapshot."""
         self.generation += 1
-        self._buf = bytearray()
-        self._start = 0
+        self._ring.clear()
         self._text = DecodedText()
         self.append(data)
 
@@ -176,7 +186,7 @@ class Terminal:
         return wire_fields(out, self, _OPTIONAL)
 
     def __repr__(self) -> str:
-        return f"Terminal({self.terminal_id!r}, command={self.command!r}, bytes={len(self.output)})"
+        return f"Terminal({self.terminal_id!r}, command={self.command!r}, bytes={self.held_bytes})"
 
 
 def apply_terminal_fields(term: Terminal, update: dict[str, Any], report: Report) -> list[str]:

@@ -28,6 +28,8 @@ def dispatch(view: SessionView, content: Any) -> None:
         frontend.mark_rendered()
     elif kind in XRAY_REQUESTS and view.xray is not None:
         view.xray.handle(content)
+    elif kind == "stderr_line":
+        stderr_reply(view, content.get("n"))
     elif kind in checkpoint_view.REQUESTS:  # it drops a read-only view's previews and reverts itself
         checkpoint_view.handle(view, content)
     elif view.read_only:
@@ -44,6 +46,16 @@ def dispatch(view: SessionView, content: Any) -> None:
         terminal_message(view, kind, content)
     elif kind == "review":
         review_message(view, content)
+
+
+def stderr_reply(view: SessionView, number: Any) -> None:
+    """Send stderr line ``number`` as the agent kept it (``text`` null once it fell off the tail)."""
+    if not isinstance(number, int) or isinstance(number, bool):
+        view.state.diagnose("view-bad-message", "stderr_line needs an integer `n`")
+        return
+    agent = getattr(view.session, "agent", None)
+    line = agent.stderr_line(number) if agent is not None and hasattr(agent, "stderr_line") else None
+    view.send({"type": "stderr_line", "n": number, "text": line})
 
 
 def review_message(view: SessionView, content: dict[str, Any]) -> None:

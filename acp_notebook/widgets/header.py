@@ -45,7 +45,7 @@ def header(
             {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
         ],
         "diagnostic_count": len(state.diagnostics),
-        "stderr": [_clip(line) for line in agent.stderr[-STDERR_LINES:]] if agent is not None else [],
+        **_stderr(agent),
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),
         "closed": agent.closed if agent is not None else False,
@@ -62,11 +62,22 @@ def _stdout(agent: AgentSummary | None) -> dict[str, Any]:
     return {"stdout": list(agent.stdout[-STDOUT_LINES:]), "stdout_partial": agent.stdout_partial or None}
 
 
+def _stderr(agent: AgentSummary | None) -> dict[str, Any]:
+    """The last stderr lines, each cut for the page; ``stderr_from`` numbers them (for "show all")."""
+    shown = list(agent.stderr[-STDERR_LINES:]) if agent is not None else []
+    seen = agent.stderr_count if agent is not None else 0
+    return {
+        "stderr": [_clip(line) for line in shown],
+        "stderr_from": seen - len(shown) if seen >= len(shown) and shown else None,
+        "stderr_cut": [i for i, line in enumerate(shown) if len(line) > SHOWN_LINE_CHARS],
+    }
+
+
 def _agent_info(agent: AgentSummary) -> dict[str, Any]:
     return {"name": agent.name, "title": agent.title, "version": agent.version, "protocol": agent.protocol}
 
 
-SHOWN_LINE_CHARS = 500  # of one stderr line in the header (agent.stderr_tail() has the kept line)
+SHOWN_LINE_CHARS = 500  # of one stderr line in the header (the page asks for the kept line: ``stderr_line``)
 
 
 def _clip(line: str) -> str:

@@ -2,9 +2,10 @@
 
 It never touches the connection: state changes mark entries dirty, the kernel-wide scheduler
 decides when a coalesced patch goes out (terminal bytes as binary buffers, only the new ones),
-and the ``snapshot``/``terminal_bytes`` traits are refreshed more slowly so that a reload or a
-saved notebook shows the same tree. Clicks come back as messages and go to ``actions``; the
-browser's ``rendered`` (sent once, when the page renders the view) tells ``client.frontend`` someone looks.
+and the saved snapshot (``snapshot_pages``) is refreshed more slowly so that a reload or a saved
+notebook shows the same tree. No message exceeds ``message_parts.MESSAGE_BOUND``. Clicks come
+back as messages and go to ``actions``; the browser's ``rendered`` (sent once, when the page
+renders the view) tells ``client.frontend`` someone looks.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from . import browser_inbox
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .header import header
+from .message_parts import BoundedSender
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
-from .snapshot import snapshot_of
+from .snapshot import SAVED_TERMINAL_BYTES
+from .snapshot_pages import SavedSnapshot, SnapshotPage
 from .terminal_moves import terminal_moves
 from .xray_link import XRayLink
 from .xray_source import XRaySource
@@ -42,6 +45,9 @@ class SessionView(anywidget.AnyWidget):
     runtime = traitlets.Instance(Runtime).tag(sync=True, **widget_serialization)
     snapshot = traitlets.Dict().tag(sync=True)
     terminal_bytes = traitlets.Bytes().tag(sync=True)
+    pages = traitlets.List(traitlets.Instance(SnapshotPage)).tag(sync=True, **widget_serialization)
+    saved_terminal_bytes = SAVED_TERMINAL_BYTES  # bytes of each terminal the saved snapshot keeps
+    anchor = traitlets.Unicode("").tag(sync=True)  # the page's data-acp-anchor (a turn's cell)
 
     def __init__(
         self,
@@ -53,8 +59,9 @@ class SessionView(anywidget.AnyWidget):
         actions: Actions | None = None,
         root: str | None = None,
         xray: bool | XRaySource = False,
+        anchor: str = "",
     ) -> None:
-        super().__init__(runtime=get_runtime())
+        super().__init__(runtime=get_runtime(), anchor=anchor)
         frontend.mark_shown()
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
@@ -71,6 +78,8 @@ class SessionView(anywidget.AnyWidget):
         self._sent_terms: dict[str, tuple[int, int]] = {}
         self._seq = 0
         self._full_pending = False
+        self._bounded = BoundedSender(super().send)
+        self._saved = SavedSnapshot(self.saved_terminal_bytes)
         self._loop = _running_loop()
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
@@ -140,6 +149,7 @@ class SessionView(anywidget.AnyWidget):
         self._keys[view_key] = (kind, key)
         self._new.append(view_key)
         self._dirty[view_key] = None
+        self._saved.touch(view_key)
         if kind == "tool_call":
             self._include_terminals(self.state.tool_calls[key].content)
 
@@ -165,6 +175,7 @@ class SessionView(anywidget.AnyWidget):
         view_key = vm.entry_key(change.kind, key)
         if view_key in self._keys:
             self._dirty[view_key] = None
+            self._saved.touch(view_key)
             if change.kind == "tool_call" and "content" in change.fields:
                 self._include_terminals(self.state.tool_calls[key].content)
         elif change.created and self.following:
@@ -188,32 +199,32 @@ class SessionView(anywidget.AnyWidget):
     def _send_patch(self, *, full: bool) -> int:
         if self.comm is None:
             return 0
-        self._seq += 1
         entries = {k: self._entry(k) for k in self._dirty}
         metas, moves, buffers = terminal_moves(self.state, list(self._dirty_terms), self._sent_terms)
-        message = {"type": "patch", "seq": self._seq, "full": full, "header": self._header()}
+        message = {"type": "patch", "full": full, "header": self._header()}
         if self.xray is not None:
             message["xray"] = self.xray.meta()
         message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
         self._dirty, self._dirty_terms, self._new = {}, {}, []
-        self.send(message, buffers)
-        return 1
+        sent, self._seq = self._bounded.patch(message, buffers, self._seq)  # pieces: a seq each
+        return sent
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        """Send a custom message; one over the bound goes as ``part`` messages (``js/WIRE.md``)."""
+        self._bounded.send(content, list(buffers or []))
 
     def flush_snapshot(self) -> int:
-        """Refresh the ``snapshot`` and ``terminal_bytes`` traits (what reloads show)."""
+        """Refresh the saved snapshot (``snapshot``, ``terminal_bytes``, ``pages``: what reloads show)."""
         if self.comm is None:
             return 0
-        summary = self.session.summary() if self.session is not None else None
-        snapshot, blob = snapshot_of(
-            self.state, summary, self.title, items=self._keys, terminals=self._terminals,
-            seq=self._seq, interactive=self.actions.interactive_terminals(), root=self.root,
-        )  # fmt: skip
+        head = {"seq": self._seq, "header": self._header()}
         if self.xray is not None:
-            snapshot["xray"] = self.xray.meta()
+            head["xray"] = self.xray.meta()
+        traits = self._saved.build(self.state, head, self._keys, list(self._terminals), self.root)
         with self.hold_sync():
-            self.snapshot = snapshot
-            self.terminal_bytes = blob
-        return 1
+            self.snapshot, self.terminal_bytes = traits["snapshot"], traits["terminal_bytes"]
+            self.pages = traits["pages"]
+        return 1 + self._saved.opened + self._saved.release()
 
     def _entry(self, view_key: str) -> dict[str, Any]:
         kind, key = self._keys[view_key]
@@ -239,6 +250,7 @@ class SessionView(anywidget.AnyWidget):
         self.scheduler.forget(self)
         if self.xray is not None:
             self.xray.close()
+        self._saved.close()
         super().close()
 
 

@@ -1,4 +1,8 @@
-"""Which terminal bytes a view patch carries: only the new ones, or all after a reset. No I/O."""
+"""Which terminal bytes a view patch carries: only the new ones, or all after a reset. No I/O.
+
+A flush costs what it sends: the terminal's ring is read from the browser's end offset on, and
+its metadata uses byte counters, so a full 16 MiB terminal with 100 new bytes copies 100 bytes.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +27,8 @@ def terminal_moves(
         metas[terminal_id] = vm.terminal_meta(term)
         gen, end = sent.get(terminal_id, (-1, 0))
         reset = gen != term.generation or end < metas[terminal_id]["base"]
-        data = term.output if reset else term.read_from(end)
         at = metas[terminal_id]["base"] if reset else end
+        data = term.read_from(at)  # joins only the chunks from ``at`` on: O(bytes sent)
         if data or reset:
             moves.append(
                 {"id": terminal_id, "gen": term.generation, "at": at, "buf": len(buffers), "reset": reset}

@@ -218,7 +218,7 @@ def terminal_meta(term: Terminal) -> dict[str, Any]:
         "exit_status": term.exit_status,
         "cancellable": cancel_supported(term.capabilities) and not term.exited,
         "gen": term.generation,
-        "base": end - len(term.output),
+        "base": term.base_offset,
         "end": end,
     }
 

@@ -1,4 +1,5 @@
 // Test hooks on the registered API (read terminal buffers, check cell colours).
+import { Terminal } from "@xterm/xterm";
 import { viewsByHost } from "./terminal.js";
 
 function viewOf(host) {
@@ -15,6 +16,17 @@ async function ready(host) {
 }
 
 export const debug = {
+  /** The xterm.js Terminal class the views use (benchmarks build a raw one: same version). */
+  Terminal,
+
+  /** The bytes the page holds for the terminal: {gen, start, end, size} (offsets in its stream). */
+  storeState(host) {
+    const view = viewOf(host);
+    if (!view) return null;
+    const { gen, start, end, size } = view.store.get(view.id);
+    return { gen, start, end, size };
+  },
+
   /** Every line of the terminal's active buffer (trailing empty lines dropped). */
   async terminalLines(host) {
     const term = await ready(host);

@@ -119,7 +119,28 @@ function diagnostics(hdr, ctx) {
 function stderr(hdr, ctx) {
   const lines = Array.isArray(hdr.stderr) ? hdr.stderr : [];
   if (!lines.length) return null;
-  return section(ctx, "hdr:stderr", "Agent stderr", lines.length, h("pre", { class: "acp-pre acp-stderr", text: lines.map(text).join("\n") }));
+  const cut = new Set(Array.isArray(hdr.stderr_cut) ? hdr.stderr_cut : []);
+  const from = Number.isInteger(hdr.stderr_from) ? hdr.stderr_from : null;
+  const rows = lines.map((line, i) => [i ? "\n" : null, stderrLine(line, from == null ? null : from + i, cut.has(i), ctx)]);
+  return section(ctx, "hdr:stderr", "Agent stderr", lines.length, h("pre", { class: "acp-pre acp-stderr" }, rows));
+}
+
+/** One stderr line; a cut one gets "show all", which asks the kernel for the line as kept. */
+function stderrLine(line, n, cut, ctx) {
+  const whole = (ctx.ui.stderrWhole ??= new Map());
+  const row = h("span", { class: "acp-stderr-line" }, whole.has(n) ? whole.get(n) : text(line));
+  if (!cut || whole.has(n) || n == null || !ctx.fetchStderr) return row;
+  const more = h("button", { class: "acp-btn acp-btn-link acp-stderr-more", type: "button" }, "show all");
+  more.addEventListener("click", () => {
+    more.disabled = true;
+    ctx.fetchStderr(n).then((full) => {
+      if (full == null) return (more.textContent = "no longer kept");
+      whole.set(n, full);
+      row.replaceChildren(full);
+    });
+  });
+  row.append(" ", more);
+  return row;
 }
 
 /** The agent's non-JSON stdout; opens by itself when a new prompt (an unterminated line) arrives. */

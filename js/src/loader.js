@@ -1,5 +1,6 @@
-// The SessionView module: tiny. Buffers custom messages until the runtime (registered by the
-// Runtime widget's ESM) is available, then hands the view to api.mount.
+// The SessionView (and SessionHeaderView) module: tiny. Buffers custom messages until the runtime
+// (registered by the Runtime widget's ESM) is available, then hands the view to api.mount (a view
+// whose `kind` is "header": api.mountHeader). Sets `data-acp-anchor` from the `anchor` trait.
 
 const WAIT_MS = 1000;
 const MAX_QUEUED = 2000;
@@ -50,6 +51,18 @@ function rendered(model) {
   }
 }
 
+/** Keep `el.dataset.acpAnchor` equal to the `anchor` trait (a turn view: the header's lines find it). */
+function anchor(model, el) {
+  const set = () => {
+    const value = model.get("anchor");
+    if (typeof value === "string" && value) el.dataset.acpAnchor = value;
+    else delete el.dataset.acpAnchor;
+  };
+  set();
+  model.on("change:anchor", set);
+  return () => model.off("change:anchor", set);
+}
+
 export default () => {
   let queue = [];
   const onMsg = (msg, buffers) => {
@@ -62,11 +75,18 @@ export default () => {
     },
     async render({ model, el }) {
       rendered(model); // at once, before the runtime loads: the kernel learns someone can see and click
+      const unanchor = anchor(model, el);
       try {
         const api = await runtimeApi(model);
         const queued = queue || [];
         queue = null; // from now on each mounted view listens itself (and resyncs)
-        return api.mount({ model, el, queued });
+        const mount = model.get("kind") === "header" ? api.mountHeader : api.mount;
+        if (typeof mount !== "function") throw new Error("this runtime cannot show this view");
+        const cleanup = mount({ model, el, queued });
+        return () => {
+          unanchor();
+          cleanup?.();
+        };
       } catch (err) {
         const msg = document.createElement("pre");
         msg.textContent = `acp_notebook: could not load the view runtime (${err && err.message ? err.message : err})`;

@@ -1,6 +1,9 @@
 // One SessionView: draws the snapshot, applies patches (keyed, incremental), resyncs on gaps.
 import { renderHeader } from "./header.js";
+import { StderrFetcher } from "./stderrfetch.js";
 import { renderEntry } from "./entries.js";
+import { PageReader, isPaged } from "./pages.js";
+import { PartAssembler } from "./parts.js";
 import { renderPermission } from "./permission.js";
 import { PermissionLinks } from "./permlinks.js";
 import { RevertBar } from "./revert.js";
@@ -15,6 +18,7 @@ import { KernelSource, LocalSource } from "./xraysource.js";
 
 const RESYNC_WAIT_MS = 2000;
 const CHUNK = 64; // entries per layout-contained chunk of the list
+const MAX_HELD = 10000; // messages held while a paged snapshot loads (more: drop them, resync)
 
 /** api.mount: draw a SessionView into `el`; returns the cleanup function. */
 export function mount({ model, el, queued }) {
@@ -35,6 +39,9 @@ class View {
     this.cards = new Map(); // tool_call key → card element
     this.perms = new PermissionLinks(); // permission key → {element (own place or in a card), toolCallId}
     this.terminals = new TerminalStore();
+    this.parts = new PartAssembler();
+    this.pageReader = new PageReader(model);
+    this.held = null; // messages that came while a paged snapshot loads (null: none loading)
     this.observers = new TerminalObservers();
     this.ui = { open: new Set(), collapsed: new Set(), diffMode: new Map(), unfolded: new Set(), pending: new Map(), prompt: null };
     let lab;
@@ -43,7 +50,9 @@ class View {
       interactive: new Set(), // terminal ids that take keystrokes (Header.interactive_terminals)
       isLab: () => (lab ??= isLab(el.ownerDocument || document)),
       observeTerminal: (v) => this.observers.observe(v), unobserveTerminal: (v) => this.observers.unobserve(v),
+      fetchStderr: (n) => this.stderrFetcher.fetch(n),
     };
+    this.stderrFetcher = new StderrFetcher((m) => this.send(m)); // "show all" of a cut stderr line
     this.header = h("div", { class: "acp-header" });
     this.list = h("div", { class: "acp-entries" });
     this.revert = new RevertBar(this.ctx); // "Revert this turn" (checkpoints), under the header
@@ -66,6 +75,7 @@ class View {
   }
 
   destroy() {
+    this.destroyed = true;
     this.model.off?.("msg:custom", this.onMsg);
     this.model.off?.("change:snapshot", this.onSnap);
     this.ticker.stop();
@@ -101,7 +111,13 @@ class View {
   }
 
   onMessage(msg, buffers) {
+    if (this.held) return this.hold(msg, buffers);
+    if (msg && msg.type === "part") {
+      const whole = this.parts.add(msg, buffers, () => this.requestResync());
+      return whole && this.onMessage(whole, []);
+    }
     if (msg && msg.type === "patch") this.applyPatch(msg, buffers || []);
+    else if (this.stderrFetcher.receive(msg)) return;
     else if (msg && msg.type === "xray_reply") this.xray?.source.receive?.(msg);
     else if (msg && typeof msg.type === "string" && msg.type.startsWith("checkpoint")) this.revert.receive(msg);
   }
@@ -137,15 +153,49 @@ class View {
     this.xray.showCard(node.dataset.key);
   }
 
-  /** The `snapshot` + `terminal_bytes` traits, when newer than what is drawn. */
+  hold(msg, buffers) {
+    if (this.held.length < MAX_HELD) this.held.push({ msg, buffers });
+    else this.heldLost = true;
+  }
+
+  /** The snapshot traits, when newer than what is drawn: inline, or paged (read, then drawn). */
   applySnapshot() {
     const snap = this.model.get("snapshot");
     if (!snap || typeof snap !== "object" || !(snap.seq > this.seq)) return;
-    const bytes = toU8(this.model.get("terminal_bytes"));
+    if (!isPaged(snap)) {
+      const blob = toU8(this.model.get("terminal_bytes"));
+      const bytes = new Map();
+      for (const [id, meta] of Object.entries(snap.terminals || {})) {
+        const [start, length] = Array.isArray(meta.blob) ? meta.blob : [0, 0];
+        bytes.set(id, blob.subarray(start, start + length));
+      }
+      return this.drawSnapshot(snap, bytes);
+    }
+    if (this.held) return void (this.reload = true); // a load is under way: read the newest after it
+    this.held = [];
+    this.pageReader
+      .load(snap)
+      .then((got) => this.destroyed || this.guard(() => snap.seq > this.seq && this.drawSnapshot({ ...snap, ...got }, got.bytes)))
+      .catch((err) => console.warn("acp_notebook: cannot read the saved snapshot", err))
+      .finally(() => this.released());
+  }
+
+  /** A paged snapshot is drawn (or failed): handle what came meanwhile, in order. */
+  released() {
+    const held = this.held || [];
+    this.held = null;
+    if (this.destroyed) return;
+    for (const { msg, buffers } of held) this.guard(() => this.onMessage(msg, buffers));
+    if (this.heldLost) this.requestResync(true);
+    this.heldLost = false;
+    if (this.reload) this.guard(() => this.applySnapshot());
+    this.reload = false;
+  }
+
+  drawSnapshot(snap, bytes) {
     this.applyPatch({ ...snap, full: true, bytes: [] }, [], true);
     for (const [id, meta] of Object.entries(snap.terminals || {})) {
-      const [start, length] = Array.isArray(meta.blob) ? meta.blob : [0, 0];
-      this.terminals.fromSnapshot(id, meta, bytes.subarray(start, start + length));
+      this.terminals.fromSnapshot(id, meta, bytes.get(id) || new Uint8Array(0));
     }
   }
 

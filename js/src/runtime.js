@@ -1,6 +1,7 @@
 // The runtime bundle (ships once per kernel in the hidden Runtime widget): registers the API that
 // SessionView loaders wait for, injects the CSS, and shows nothing itself.
 import { debug } from "./debug.js";
+import { mountHeader } from "./headerview.js";
 import { mount } from "./mount.js";
 import { injectStyle } from "./style.js";
 
@@ -13,7 +14,7 @@ function deferred() {
   return promise;
 }
 
-const api = { version: VERSION, mount, debug };
+const api = { version: VERSION, mount, mountHeader, debug };
 
 globalThis.__acpNotebook ??= deferred();
 globalThis.__acpNotebook.resolve(api);

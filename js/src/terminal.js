@@ -221,12 +221,20 @@ function renderTermHead(t, ctx) {
     out.push(h("span", { class: "acp-tag acp-term-live", title: "Click the terminal and type: keystrokes go to the command" }, "interactive"));
   }
   out.push(h("span", { class: "acp-spacer" }));
-  if (t.start > 0 || (Number.isFinite(m.base) && m.base > 0)) {
+  if (t.trimmed > 0) {
+    const title = `the saved snapshot keeps the last ${fmtBytes(t.end - t.start)} of this terminal; the kernel sends everything it holds once it runs`;
+    out.push(h("span", { class: "acp-muted acp-term-trimmed", title }, `earlier output trimmed (${grouped(t.start)} bytes)`));
+  } else if (t.start > 0 || (Number.isFinite(m.base) && m.base > 0)) {
     out.push(h("span", { class: "acp-muted", title: "older output was dropped" }, `… last ${fmtBytes(t.end - t.start)}`));
   }
   out.push(exitBadge(m.exit_status));
   if (m.cancellable && !m.exit_status) out.push(cancelButton(t.id, ctx));
   return out;
+}
+
+/** 1234567 → "1,234,567" (the same on every locale). */
+function grouped(n) {
+  return String(Math.max(0, Math.floor(n))).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 function exitBadge(status) {

@@ -13,10 +13,12 @@ class Term {
     this.end = 0;
     this.size = 0;
     this.chunks = [];
+    this.trimmed = 0; // > 0: drawn from a saved snapshot that left this many held bytes out
     this.views = new Set();
   }
 
-  replace(gen, at, data) {
+  replace(gen, at, data, trimmed = 0) {
+    this.trimmed = trimmed;
     this.gen = gen;
     this.start = at;
     this.end = at + data.length;
@@ -76,12 +78,12 @@ export class TerminalStore {
    * Apply one byte record. Returns "ok", "same" (already had it), "stale" or "gap" (the caller
    * should resync).
    */
-  apply(id, { gen, at, data, reset }) {
+  apply(id, { gen, at, data, reset, trimmed = 0 }) {
     const t = this.get(id);
     at = Number.isFinite(at) ? at : 0;
     if (reset) {
-      if (gen === t.gen && at + data.length === t.end && t.gen !== null) return "same";
-      t.replace(gen, at, data);
+      if (gen === t.gen && at === t.start && at + data.length === t.end && t.gen !== null && trimmed === t.trimmed) return "same";
+      t.replace(gen, at, data, trimmed);
       return "ok";
     }
     if (t.gen === null) {
@@ -102,7 +104,8 @@ export class TerminalStore {
     const t = this.get(id);
     const gen = Number.isFinite(meta.gen) ? meta.gen : 0;
     const at = Number.isFinite(meta.base) ? meta.base : 0;
-    if (t.gen === null || gen !== t.gen || at > t.end) return this.apply(id, { gen, at, data, reset: true });
+    const trimmed = Number.isFinite(meta.trimmed) && meta.trimmed > 0 ? meta.trimmed : 0;
+    if (t.gen === null || gen !== t.gen || at > t.end) return this.apply(id, { gen, at, data, reset: true, trimmed });
     return this.apply(id, { gen, at, data, reset: false });
   }
 

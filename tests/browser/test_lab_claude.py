@@ -86,6 +86,11 @@ def write_notebook(root: Path, project: Path, env: dict[str, str]) -> None:
     nbformat.write(nb, root / NOTEBOOK)
 
 
+TURN_LINES_JS = """() => [...document.querySelectorAll('.acp-header-view .acp-turn-line')].map((l) => [
+  l.dataset.turn, l.querySelector('.acp-turn-prompt').textContent, l.querySelector('.acp-badge').textContent,
+  l.querySelector('.acp-turn-meta').textContent.split(' · ')[0]])"""
+
+
 # -- page helpers -----------------------------------------------------------------------------------
 def cell(page, index: int):
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
@@ -195,7 +200,9 @@ def test_claude_turn_in_jupyterlab(lab_log, lab_pages, tmp_path: Path) -> None:
         answered = [["answered", "tool_call:" + EDIT, "Selected: Allow"]]
         wait_value(page, in_wait_cell(PERMISSIONS_JS), answered, "the permission answered in the Edit card")
         every_view = f"() => ({PERMISSIONS_JS})(document)"
-        wait_value(page, every_view, answered * 2, "the permission answered in the session's view too")
+        wait_value(page, every_view, answered, "the permission shown once: the start cell is the header")
+        turn = ["1", f"{MARKER} Update the greeting, then print it.", "end turn", "3 tool calls"]
+        wait_value(page, TURN_LINES_JS, [turn], "the start cell's line for the turn", timeout=10_000)
         wait_value(page, in_wait_cell(AGENT_TEXT_JS), ["Let me look.", FINAL_TEXT], "the agent's messages")
 
         diff = page.locator(in_cell(WAIT_CELL, f"{card(EDIT)} .acp-diff")).evaluate(DIFF_JS)

@@ -1,0 +1,217 @@
+"""SessionHeaderView: the ``%acp start`` cell's view — the session header and one line per turn.
+
+Each turn already shows in its own ``%%acp`` cell, so this view shows none of the entries: only
+the header (``header.header``) and, per turn, its number, the prompt's first line, its state or
+stop reason, its tool-call count and duration, and the anchor of the turn's cell view
+(``anchor_of``), which the page scrolls to when the line is clicked (format: ``js/WIRE.md``).
+It follows the state through the kernel-wide scheduler like ``SessionView``; a patch carries the
+header only when it changed and only the turn lines that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import traitlets
+from ipywidgets import widget_serialization
+
+from ..client import frontend
+from ..protocol.changes import Change
+from .actions import actions_for
+from .browser_inbox import stderr_reply
+from .header import header
+from .runtime import Runtime, get_runtime, static_file
+from .scheduler import Scheduler, default_scheduler
+
+PROMPT_CHARS = 80
+_TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def anchor_of(session: Any, number: int) -> str:
+    """The anchor of turn ``number``: ``"<session_id>/<token>#<number>"`` (one token per session)."""
+    token = _TOKENS.get(session)
+    if token is None:
+        token = _TOKENS[session] = secrets.token_hex(4)
+    return f"{session.session_id}/{token}#{number}"
+
+
+def first_line(text: str, width: int = PROMPT_CHARS) -> str:
+    """The first non-empty line of ``text``, clipped to ``width`` characters."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class _Record:
+    """What the view saw of one turn: when it started and ended, and its prompt message."""
+
+    __slots__ = ("ended", "prompt_id", "started")
+
+    def __init__(self, started: float | None, prompt_id: str | None = None) -> None:
+        self.started, self.ended, self.prompt_id = started, None, prompt_id
+
+
+class SessionHeaderView(anywidget.AnyWidget):
+    """A live header of a session with one clickable line per turn (no entries)."""
+
+    _esm = static_file("loader.js")
+    runtime = traitlets.Instance(Runtime).tag(sync=True, **widget_serialization)
+    kind = traitlets.Unicode("header").tag(sync=True)
+    snapshot = traitlets.Dict().tag(sync=True)
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        title: str | None = None,
+        hint: str | None = None,
+        scheduler: Scheduler | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(runtime=get_runtime())
+        frontend.mark_shown()
+        self.session, self.state, self.title, self.hint = session, session.state, title, hint
+        self.actions = actions_for(session, self.state)
+        self.scheduler = scheduler or default_scheduler()
+        self.clock = clock
+        self._records = _earlier_turns(session)
+        self._state_at: float | None = None  # when the run state last changed (a turn's end)
+        self._sent_header: dict[str, Any] | None = None
+        self._sent_lines: dict[int, dict[str, Any]] = {}
+        self._seq = 0
+        self._loop = _running_loop()
+        self._unsubscribe = self.state.subscribe(self._on_change)
+        self.on_msg(self._on_msg)
+        self.flush_snapshot()
+
+    # -- what it shows ----------------------------------------------------------------------------
+    def turn_lines(self) -> list[dict[str, Any]]:
+        """One line per turn so far (WIRE.md ``TurnLine``)."""
+        self._note_turns(self.clock())
+        turns = self.session.turns
+        return [self._line(n, turns[n - 1], record) for n, record in enumerate(self._records, 1)]
+
+    def _line(self, number: int, turn: Any, record: _Record) -> dict[str, Any]:
+        if turn.ended and record.ended is None and record.started is not None:
+            record.ended = max(record.started, self._state_at or self.clock())
+        message = self.state.messages.get(record.prompt_id) if record.prompt_id else None
+        if turn.ended:
+            state = "ended"
+        else:
+            state = "requires_action" if self.state.run_state == "requires_action" else "running"
+        duration = None if record.ended is None or record.started is None else record.ended - record.started
+        return {
+            "n": number,
+            "anchor": anchor_of(self.session, number),
+            "prompt": first_line(message.text) if message is not None else None,
+            "state": state,
+            "stop_reason": turn.stop_reason,
+            "error": turn.error is not None or turn.stop_reason == "error",
+            "tool_calls": len(turn.tool_call_ids),
+            "started": record.started,
+            "duration": round(duration, 3) if duration is not None else None,
+        }
+
+    def _header(self) -> dict[str, Any]:
+        return header(self.state, self.session.summary(), self.title)
+
+    # -- changes ----------------------------------------------------------------------------------
+    def _on_change(self, change: Change) -> None:
+        now = self.clock()
+        self._note_turns(now)
+        if change.kind == "run_state":
+            self._state_at = now
+        elif change.kind == "message" and change.created and self._records:
+            message = self.state.messages.get(change.id)
+            last = self._records[-1]
+            if message is not None and message.role == "user" and last.prompt_id is None:
+                last.prompt_id = change.id
+        self.scheduler.mark(self)
+
+    def _note_turns(self, now: float) -> None:
+        for _ in range(len(self._records), len(self.session.turns)):
+            self._records.append(_Record(now))
+
+    # -- flushing (called by the scheduler) -------------------------------------------------------
+    def flush_patch(self) -> int:
+        """Send what changed since the last patch (header, turn lines); returns messages sent."""
+        return self._send_patch(full=False)
+
+    def flush_full(self) -> int:
+        """Send the header and every line (the answer to a browser's ``resync``)."""
+        return self._send_patch(full=True)
+
+    def _send_patch(self, *, full: bool) -> int:
+        if self.comm is None:
+            return 0
+        hdr, lines = self._header(), self.turn_lines()
+        changed = [line for line in lines if full or self._sent_lines.get(line["n"]) != line]
+        if not full and not changed and hdr == self._sent_header:
+            return 0
+        self._seq += 1
+        message: dict[str, Any] = {"type": "patch", "seq": self._seq, "full": full, "turns": changed}
+        if full or hdr != self._sent_header:
+            message["header"] = hdr
+        if full:
+            message["hint"] = self.hint
+        self._sent_header = hdr
+        self._sent_lines.update((line["n"], line) for line in changed)
+        self.send(message)
+        return 1
+
+    def flush_snapshot(self) -> int:
+        """Refresh the ``snapshot`` trait (what reloads and saved notebooks show)."""
+        if self.comm is None:
+            return 0
+        self.snapshot = {
+            "seq": self._seq, "header": self._header(), "turns": self.turn_lines(), "hint": self.hint,
+        }  # fmt: skip
+        return 1
+
+    # -- from the browser -------------------------------------------------------------------------
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if self._loop is not None and threading.current_thread() is not threading.main_thread():
+            self._loop.call_soon_threadsafe(self._handle_browser_msg, content)
+        else:
+            self._handle_browser_msg(content)
+
+    def _handle_browser_msg(self, content: Any) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "resync":
+            self.flush_full()
+        elif kind == "rendered":
+            frontend.mark_rendered()
+        elif kind == "cancel_turn":
+            self.actions.cancel_turn()
+        elif kind == "stderr_line":
+            stderr_reply(self, content.get("n"))
+
+    def close(self) -> None:
+        """Stop observing the state and close the widget."""
+        self._unsubscribe()
+        self.scheduler.forget(self)
+        super().close()
+
+
+def _earlier_turns(session: Any) -> list[_Record]:
+    """Records of the turns before the view: times unknown; prompts paired with the user messages
+    in order when there are as many of those as turns (else unknown)."""
+    users = [key for kind, key in session.state.timeline if kind == "message"]
+    users = [key for key in users if session.state.messages[key].role == "user"]
+    turns = session.turns
+    if len(users) != len(turns):
+        users = [None] * len(turns)
+    return [_Record(None, prompt_id) for prompt_id in users]
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

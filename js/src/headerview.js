@@ -1,0 +1,218 @@
+// One SessionHeaderView (the `%acp start` cell): the session header and one line per turn. A line
+// is a button that scrolls the page to the cell showing that turn (`[data-acp-anchor]`), scrolling
+// the notebook step by step when the cell is windowed out of the DOM. Agent text: text nodes only.
+import { renderHeader } from "./header.js";
+import { StderrFetcher } from "./stderrfetch.js";
+import { injectStyle } from "./style.js";
+import { Ticker } from "./ticker.js";
+import css from "./headerview.css";
+import { fmtElapsed, h, sig, text } from "./util.js";
+
+const STYLE_ID = "acp-headerview-style";
+const STEP_MS = 80; // between two scroll steps while looking for a windowed-out cell
+const MAX_STEPS = 120;
+const MAX_MS = 12000;
+const FLASH_MS = 1600;
+
+/** api.mountHeader: draw a SessionHeaderView into `el`; returns the cleanup function. */
+export function mountHeader({ model, el, queued }) {
+  const view = new HeaderView(model, el);
+  view.start(Array.isArray(queued) ? queued : []);
+  return () => view.destroy();
+}
+
+class HeaderView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.seq = -Infinity;
+    this.lines = new Map(); // turn number → [line, element]
+    this.stderr = new StderrFetcher((m) => this.send(m)); // "show all" of a cut stderr line
+    this.ctx = { ui: { open: new Set(), prompt: null }, send: (m) => this.send(m), fetchStderr: (n) => this.stderr.fetch(n) };
+    this.header = h("div", { class: "acp-header" });
+    this.list = h("ol", { class: "acp-turn-lines", "aria-label": "Turns" });
+    this.hint = h("div", { class: "acp-turn-hint acp-muted", hidden: true });
+    this.root = h("div", { class: "acp-session acp-header-view" }, this.header, this.list, this.hint);
+    this.ticker = new Ticker(this.root);
+    this.onMsg = (msg) => this.guard(() => this.onMessage(msg));
+    this.onSnap = () => this.guard(() => this.applySnapshot());
+  }
+
+  start(queued) {
+    const doc = this.el.ownerDocument || document;
+    injectStyle(doc);
+    injectHeaderStyle(doc);
+    this.guard(() => this.applySnapshot());
+    for (const q of queued) this.guard(() => this.onMessage(q && q.msg));
+    this.el.append(this.root);
+    this.model.on("msg:custom", this.onMsg);
+    this.model.on("change:snapshot", this.onSnap);
+    this.send({ type: "resync" });
+  }
+
+  destroy() {
+    this.model.off?.("msg:custom", this.onMsg);
+    this.model.off?.("change:snapshot", this.onSnap);
+    this.ticker.stop();
+    this.root.remove();
+  }
+
+  guard(fn) {
+    try {
+      fn();
+    } catch (err) {
+      console.error("acp_notebook header view:", err);
+    }
+  }
+
+  send(msg) {
+    try {
+      this.model.send(msg);
+    } catch (err) {
+      console.warn("acp_notebook: cannot reach the kernel", err);
+    }
+  }
+
+  onMessage(msg) {
+    if (this.stderr.receive(msg)) return;
+    if (msg && msg.type === "patch") this.apply(msg);
+  }
+
+  applySnapshot() {
+    const snap = this.model.get("snapshot");
+    if (snap && typeof snap === "object" && snap.seq > this.seq) this.apply({ ...snap, full: true });
+  }
+
+  apply(p) {
+    if (!p.full && typeof p.seq === "number" && p.seq <= this.seq) return;
+    if (typeof p.seq === "number") this.seq = p.full ? p.seq : Math.max(this.seq, p.seq);
+    if (p.header) this.setHeader(p.header);
+    if (p.full && "hint" in p) {
+      this.hint.textContent = text(p.hint);
+      this.hint.hidden = !p.hint;
+    }
+    for (const line of Array.isArray(p.turns) ? p.turns : []) if (line && Number.isInteger(line.n)) this.setLine(line);
+  }
+
+  setHeader(hdr) {
+    const s = sig(hdr);
+    if (s === this.headerSig) return;
+    this.headerSig = s;
+    const node = renderHeader(hdr, this.ctx);
+    this.header.replaceWith(node);
+    this.header = node;
+  }
+
+  setLine(line) {
+    const old = this.lines.get(line.n);
+    if (old && sig(old[0]) === sig(line)) return;
+    const node = this.renderLine(line);
+    this.lines.set(line.n, [line, node]);
+    if (old) return old[1].replaceWith(node);
+    const after = [...this.lines.keys()].filter((n) => n > line.n).sort((a, b) => a - b)[0];
+    this.list.insertBefore(node, after != null ? this.lines.get(after)[1] : null);
+  }
+
+  renderLine(line) {
+    const meta = h("span", { class: "acp-turn-meta acp-muted" }, metaText(line));
+    if (line.state !== "ended" && typeof line.started === "number") {
+      const clock = h("span");
+      meta.append(" · ", clock);
+      this.ticker.add(clock, line.started);
+    }
+    const go = h("button", { class: "acp-btn acp-btn-link acp-turn-go", type: "button", title: "Scroll to this turn's cell" },
+      h("span", { class: "acp-turn-n" }, `#${line.n}`),
+      h("span", { class: "acp-turn-prompt" }, line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)"),
+      stateBadge(line), meta);
+    const note = h("span", { class: "acp-turn-note acp-muted", role: "status" });
+    go.addEventListener("click", () => this.goTo(text(line.anchor), go, note));
+    return h("li", { class: "acp-turn-line", dataset: { turn: String(line.n), state: text(line.state), anchor: text(line.anchor) } }, go, note);
+  }
+
+  async goTo(anchor, button, note) {
+    button.disabled = true;
+    note.textContent = "looking for the cell…";
+    try {
+      const target = await findAnchor(this.el, anchor);
+      note.textContent = target ? "" : "cell not on this page";
+      if (target) reveal(target);
+    } finally {
+      button.disabled = false;
+    }
+  }
+}
+
+function stateBadge(line) {
+  if (line.state === "running") return h("span", { class: "acp-badge acp-state-running" }, h("span", { class: "acp-spinner" }), "running");
+  if (line.state === "requires_action") return h("span", { class: "acp-badge acp-state-action" }, "requires action");
+  const reason = line.stop_reason ? text(line.stop_reason).replace(/_/g, " ") : "ended";
+  return h("span", { class: `acp-badge ${line.error ? "acp-state-error" : "acp-state-idle"}` }, reason);
+}
+
+function metaText(line) {
+  const n = Number.isInteger(line.tool_calls) ? line.tool_calls : 0;
+  const parts = [`${n} tool call${n === 1 ? "" : "s"}`];
+  if (typeof line.duration === "number") parts.push(fmtElapsed(line.duration));
+  return parts.join(" · ");
+}
+
+function injectHeaderStyle(doc) {
+  if (!doc || !doc.head || doc.getElementById(STYLE_ID)) return;
+  doc.head.append(h("style", { id: STYLE_ID, text: css }));
+}
+
+/** The element with `data-acp-anchor` = `anchor`, laid out. When the notebook's windowing took it
+ * out of the DOM (or hid it, `display: none`), scroll the notebook step by step until it is drawn:
+ * towards it when it is in the DOM, else down first (the turn ran after this cell), then up. */
+export async function findAnchor(from, anchor) {
+  const doc = from.ownerDocument || document;
+  const query = () => (anchor ? doc.querySelector(`[data-acp-anchor="${CSS.escape(anchor)}"]`) : null);
+  const find = () => {
+    const el = query();
+    return el && el.getBoundingClientRect().height > 0 ? el : null; // not hidden (display: none, height 0)
+  };
+  const box = scroller(from);
+  if (find() || !box) return find();
+  const hidden = query();
+  const above = hidden && hidden.compareDocumentPosition(from) & Node.DOCUMENT_POSITION_FOLLOWING;
+  const home = box.scrollTop;
+  const deadline = Date.now() + MAX_MS;
+  let steps = 0;
+  for (const dir of above ? [-1, 1] : [1, -1]) {
+    box.scrollTop = home;
+    while (steps++ < MAX_STEPS && Date.now() < deadline && !atEnd(box, dir)) {
+      box.scrollTop += dir * Math.max(200, box.clientHeight * 0.8);
+      await pause(STEP_MS);
+      const found = find();
+      if (found) return found;
+    }
+  }
+  box.scrollTop = home;
+  return null;
+}
+
+function atEnd(box, dir) {
+  return dir > 0 ? box.scrollTop + box.clientHeight >= box.scrollHeight - 1 : box.scrollTop <= 0;
+}
+
+/** The nearest ancestor that scrolls vertically (the notebook's), else the document's scroller. */
+function scroller(from) {
+  for (let node = from.parentElement; node; node = node.parentElement) {
+    const overflow = getComputedStyle(node).overflowY;
+    if ((overflow === "auto" || overflow === "scroll" || overflow === "overlay") && node.scrollHeight > node.clientHeight) return node;
+  }
+  const doc = from.ownerDocument || document;
+  return doc.scrollingElement || doc.documentElement;
+}
+
+function pause(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Scroll `target` into view (again once the cells around it have their real size) and flash it. */
+function reveal(target) {
+  target.scrollIntoView({ block: "center" });
+  setTimeout(() => target.isConnected && target.scrollIntoView({ block: "nearest" }), 150);
+  target.classList.add("acp-anchor-flash");
+  setTimeout(() => target.classList.remove("acp-anchor-flash"), FLASH_MS);
+}
