@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AgentStartError
-from .transport import to_argv
+from .spawning import to_argv
 
 TABLE = Path(__file__).with_name("agents.json")
 USER_TABLE = Path("~/.config/acp-notebook/agents.json")

@@ -24,7 +24,7 @@ from .. import policies
 from .errors import AcpError
 from .launch import demo_command, start_agent
 from .session import Session
-from .transport import to_argv
+from .spawning import to_argv
 from .workspace import Changes, Copy, changes, make_copy, remove_copy
 
 DEMO = "demo"

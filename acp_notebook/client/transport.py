@@ -1,6 +1,7 @@
-"""The agent process: spawn, newline-delimited stdout, stderr capture, orderly shutdown.
+"""The agent process: newline-delimited stdout, stderr capture, orderly shutdown.
 
-The only module that touches the process. The agent runs under a ``supervisor`` (POSIX), the
+With ``spawning`` (which starts it), the only module that touches the process. The agent runs
+under a ``supervisor`` (POSIX), the
 kernel's direct child, that leads no group the kernel's interrupts reach and ends the agent's whole
 tree when the agent ends or the kernel dies (even by SIGKILL); ``pid`` is the agent's own, the id
 of its process group. Shutdown follows the usual order: close stdin, wait, terminate, wait, kill —
@@ -13,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import signal
-import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from . import supervisor
+from . import spawning, supervisor
 from .lines import LineBuffer
+from .spawning import to_argv
 
 LINE_LIMIT = 64 * 1024 * 1024
 READ_SIZE = 256 * 1024
@@ -28,7 +28,6 @@ PARTIAL_AFTER = 0.5  # s of quiet before a line without its newline is shown
 STDERR_LINES = 500
 STDERR_BYTES = 1024 * 1024  # kept in all (the oldest lines go first)
 STDERR_LINE_BYTES = 64 * 1024  # kept of one line (cut, saying how much was left out)
-START_TIMEOUT = 30.0  # s for the supervisor to say the agent runs (it takes milliseconds)
 
 
 def clip_line(text: str, limit: int) -> str:
@@ -38,14 +37,6 @@ def clip_line(text: str, limit: int) -> str:
         return text
     kept = raw[:limit].decode("utf-8", "ignore")
     return f"{kept}… ({len(raw) - limit:,} more bytes)"
-
-
-def to_argv(command: str | Sequence[str]) -> list[str]:
-    """An argv list from a shell-like string or a sequence."""
-    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
-    if not argv:
-        raise ValueError("empty agent command")
-    return argv
 
 
 async def _poll(done: Callable[[], bool], timeout: float, interval: float = 0.02) -> bool:
@@ -62,57 +53,6 @@ async def _poll(done: Callable[[], bool], timeout: float, interval: float = 0.02
 def _group_alive(pgid: int) -> bool:
     """True while a live (not zombie) process of group ``pgid`` exists."""
     return os.name == "posix" and supervisor.group_alive(pgid)
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec (host terminals)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(Exception):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-async def _exec(
-    argv: list[str], cwd: str | None, env: dict[str, str] | None, pass_fds: tuple[int, ...] = ()
-) -> asyncio.subprocess.Process:
-    """Run ``argv`` with piped stdio in its own process group (a kernel interrupt must not reach it)."""
-    return await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        limit=LINE_LIMIT,
-        pass_fds=pass_fds,
-        process_group=0 if os.name == "posix" else None,
-    )
-
-
-async def _agent_pid(proc: asyncio.subprocess.Process, status_fd: int, program: str) -> int:
-    """The agent's pid, from the supervisor's status line on ``status_fd`` (closed after)."""
-    loop = asyncio.get_running_loop()
-    said: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(status_fd, lambda: said.done() or said.set_result(None))
-    try:
-        await asyncio.wait_for(said, START_TIMEOUT)
-        line = os.read(status_fd, 256)  # one write of a few bytes: all of it, or EOF
-    except TimeoutError:
-        raise OSError(f"its supervisor did not start it within {START_TIMEOUT:g} s") from None
-    finally:
-        loop.remove_reader(status_fd)
-        os.close(status_fd)
-    return supervisor.parse_status(line, program)
-
-
-async def _reaped(proc: asyncio.subprocess.Process, timeout: float = 5.0) -> None:
-    """Wait for ``proc`` to end (KILL after ``timeout`` s) and reap it."""
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(proc.wait(), timeout)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
 
 
 class AgentProcess:
@@ -148,26 +88,8 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start ``command`` with stdin/stdout pipes; ``env`` is merged over ``os.environ``."""
         argv = to_argv(command)
-        if os.name != "posix" or not sys.executable:  # pragma: no cover - no groups, or no Python to run
-            return cls(await _exec(argv, cwd, env), argv, cwd, env)
-        status_r, status_w = os.pipe()
-        death_r, death_w = os.pipe()  # non-inheritable: no other child of ours holds the write end
-        try:
-            proc = await _exec(supervisor.command(argv, status_w, death_r), cwd, env, (status_w, death_r))
-        except BaseException:
-            os.close(status_r)
-            os.close(death_w)
-            raise
-        finally:
-            os.close(status_w)
-            os.close(death_r)
-        try:
-            pid = await _agent_pid(proc, status_r, argv[0])
-        except BaseException:
-            os.close(death_w)  # at EOF on its death pipe the supervisor ends what it began, and exits
-            await _reaped(proc)
-            raise
-        return cls(proc, argv, cwd, env, pid, death_w)
+        started = await spawning.start(argv, cwd, env, LINE_LIMIT)
+        return cls(started.proc, argv, cwd, env, started.pid, started.death_fd)
 
     @property
     def pid(self) -> int:

@@ -18,7 +18,7 @@ import struct
 import termios
 from collections.abc import Callable
 
-from ..transport import _die_with_parent
+from ..spawning import die_with_parent
 
 DEFAULT_SIZE = (30, 120)  # rows, cols
 READ_SIZE = 65536
@@ -53,7 +53,7 @@ class PtyProcess:
                 cwd=self.cwd,
                 env=self.env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         except BaseException:
             os.close(master)
