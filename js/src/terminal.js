@@ -4,6 +4,7 @@
 // card (rows too; the screen can be dragged taller) and reports its size.
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
+import xtermCss from "@xterm/xterm/css/xterm.css";
 import { icon } from "./icons.js";
 import { linkHandler } from "./termlinks.js";
 import { TerminalInput } from "./terminput.js";
@@ -13,6 +14,50 @@ import { fmtBytes, h, text } from "./util.js";
 const MAX_ROWS = 24;
 const DEFAULT_COLS = 80;
 const INTERACTIVE_ROWS = 24;
+
+// Each xterm lives in a shadow root of its own: its DOM renderer writes <style> elements (theme,
+// dimensions) on open, on every resize and on char-size changes, and a stylesheet change in the
+// document costs a style pass over the whole page (~10-20 ms on a 57,000-node session, several
+// per terminal); inside a shadow root it stays local. xterm's CSS and ours for it are adopted
+// there (one shared sheet). The DOM renderer's width cache measures a glyph by writing a span and
+// reading its width, ~20 times per new terminal: its container is size- and layout-contained so
+// each of those layouts is local instead of a layout of the page from its root; so is the screen
+// (xterm sets its width and height in px), where rows are drawn between two measurements.
+const SHADOW_CSS = `${xtermCss}
+:host { display: block; }
+:host(.acp-interactive), :host(.acp-interactive) .acp-xterm-wrap { height: 100%; }
+.xterm { padding: 0; }
+:host(.acp-interactive) .xterm { padding: 4px 6px; }
+.xterm .xterm-viewport { background-color: transparent !important; }
+.xterm .xterm-screen { contain: size layout; }
+.xterm-width-cache-measure-container { position: absolute; top: 0; left: 0; width: 1px; height: 1px; contain: strict; }`;
+let shadowSheet;
+
+function sharedSheet() {
+  if (shadowSheet === undefined) {
+    try {
+      shadowSheet = new CSSStyleSheet();
+      shadowSheet.replaceSync(SHADOW_CSS);
+    } catch {
+      shadowSheet = null;
+    }
+  }
+  return shadowSheet;
+}
+
+/** The element to open an xterm in: a div in a fresh shadow root inside `screen` (or screen). */
+function xtermParent(screen, interactive) {
+  const host = h("div", { class: interactive ? "acp-term-host acp-interactive" : "acp-term-host" });
+  const sheet = typeof host.attachShadow === "function" ? sharedSheet() : null;
+  if (!sheet) return screen;
+  const root = host.attachShadow({ mode: "open" });
+  if ("adoptedStyleSheets" in root) root.adoptedStyleSheets = [sheet];
+  else root.append(Object.assign(document.createElement("style"), { textContent: SHADOW_CSS }));
+  const wrap = h("div", { class: "acp-xterm-wrap" });
+  root.append(wrap);
+  screen.replaceChildren(host);
+  return wrap;
+}
 
 /** host element (.acp-terminal) → TermView, for the debug API. */
 export const viewsByHost = new WeakMap();
@@ -73,7 +118,7 @@ export class TermView {
       allowTransparency: false, scrollOnUserInput: on, linkHandler: linkHandler(this.el),
     });
     if (!fixed) this.term.loadAddon((this.fit = new FitAddon()));
-    this.term.open(this.screen);
+    this.term.open(xtermParent(this.screen, on));
     live.add(this);
     watchTheme();
     if (on) this.startInput();

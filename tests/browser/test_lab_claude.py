@@ -134,8 +134,9 @@ PERMISSIONS_JS = """(c) => [...c.querySelectorAll('.acp-permission')].map((p) =>
 AGENT_TEXT_JS = "(c) => [...c.querySelectorAll('.acp-msg-agent')].map((m) => m.innerText.trim())"
 XTERM_JS = """(c) => {
   const host = c.querySelector('.acp-card[data-key="tool_call:toolu_lab_bash"] .acp-terminal');
-  return host ? [host.dataset.terminalId, !!host.querySelector('.xterm .xterm-rows'),
-                 host.querySelector('.xterm-rows')?.textContent.includes('café') ?? false] : null;
+  const xterm = host?.querySelector('.acp-term-host')?.shadowRoot ?? host;  // its own shadow root
+  return host ? [host.dataset.terminalId, !!xterm.querySelector('.xterm .xterm-rows'),
+                 xterm.querySelector('.xterm-rows')?.textContent.includes('café') ?? false] : null;
 }"""
 
 
