@@ -53,8 +53,8 @@ INSTALL_JS = """async ({id, total}) => {
     firstWriteAt: null, lastWriteAt: null, doneAt: null, writes: [] };
   proto.write = function (data, cb) {
     const mine = data instanceof Uint8Array && data.length
-      && (this.element?.closest('.acp-terminal') ?? this.element?.getRootNode().host?.closest('.acp-terminal'))
-        ?.dataset.terminalId === id;
+      && (this.element?.closest('.acp-terminal')
+        ?? this.element?.getRootNode().host?.closest('.acp-terminal'))?.dataset.terminalId === id;
     if (!mine) return write.call(this, data, cb);
     if (rec.term !== this) {
       Object.assign(rec, { term: this, instances: rec.instances + 1, count: 0, chunks: [] });

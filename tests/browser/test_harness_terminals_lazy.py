@@ -51,4 +51,3 @@ def test_xterm_styles_stay_in_its_shadow_root(page):  # noqa: F811
         assert s["measureContain"] in ("strict", "size layout paint style")
         assert s["rows"] > 0, "the rows are drawn"
     page.check_clean()
-
