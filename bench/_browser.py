@@ -17,28 +17,13 @@ import contextlib
 import os
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-STATIC = ROOT / "acp_notebook" / "static"
-HARNESS = ROOT / "tests" / "browser" / "harness"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-dev-shm-usage",
-    "--enable-precise-memory-info",
-    "--js-flags=--expose-gc",
-]
+from tests.browser.harness_server import ARGS, CHROMIUM, STATIC, serve  # noqa: E402
 
 # Long tasks (main thread busy >= 50 ms) from now on, in window.__longtasks (durations, ms).
 LONGTASKS_START_JS = """() => {
@@ -97,43 +82,9 @@ def chromium() -> Iterator[object]:
             browser.close()
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    """Serves /static/ and /harness/ only; everything else is 404."""
-
-    extensions_map: ClassVar[dict[str, str]] = {
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
-        ".json": "application/json",
-    }
-
-    def translate_path(self, path: str) -> str:
-        path = path.split("?", 1)[0].split("#", 1)[0]
-        for prefix, base in (("/static/", STATIC), ("/harness/", HARNESS)):
-            if path.startswith(prefix):
-                target = (base / path[len(prefix) :]).resolve()
-                if target.is_relative_to(base.resolve()):
-                    return str(target)
-        return str(HARNESS / "__missing__")
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def harness_server() -> Iterator[str]:
-    """The render harness on a free localhost port; yields its base URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(HARNESS)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def harness_server() -> contextlib.AbstractContextManager[str]:
+    """The render harness on a free localhost port (``tests/browser/harness_server``); yields its base URL."""
+    return serve()
 
 
 @contextlib.contextmanager

@@ -10,9 +10,7 @@ header only when it changed and only the turn lines that changed.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -27,6 +25,7 @@ from ..protocol.changes import Change
 from .actions import actions_for
 from .browser_inbox import stderr_reply
 from .header import header
+from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 
@@ -85,9 +84,8 @@ class SessionHeaderView(anywidget.AnyWidget):
         self._sent_header: dict[str, Any] | None = None
         self._sent_lines: dict[int, dict[str, Any]] = {}
         self._seq = 0
-        self._loop = _running_loop()
         self._unsubscribe = self.state.subscribe(self._on_change)
-        self.on_msg(self._on_msg)
+        self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
 
     # -- what it shows ----------------------------------------------------------------------------
@@ -175,12 +173,6 @@ class SessionHeaderView(anywidget.AnyWidget):
         return 1
 
     # -- from the browser -------------------------------------------------------------------------
-    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if self._loop is not None and threading.current_thread() is not threading.main_thread():
-            self._loop.call_soon_threadsafe(self._handle_browser_msg, content)
-        else:
-            self._handle_browser_msg(content)
-
     def _handle_browser_msg(self, content: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "resync":
@@ -208,10 +200,3 @@ def _earlier_turns(session: Any) -> list[_Record]:
     if len(users) != len(turns):
         users = [None] * len(turns)
     return [_Record(None, prompt_id) for prompt_id in users]
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

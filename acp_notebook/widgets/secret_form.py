@@ -9,14 +9,13 @@ the last message it got as the "parent" of later output). Nothing here prints, l
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import anywidget
 import traitlets
 
+from .on_loop import on_loop
 from .runtime import static_file
 
 MAX_VALUE = 64 * 1024  # characters in one value
@@ -40,20 +39,13 @@ class SecretForm(anywidget.AnyWidget):
     ) -> None:
         super().__init__(title=str(title), fields=_fields(fields))
         self._on_submit, self._on_cancel = on_submit, on_cancel
-        self._loop = _running_loop()
-        self.on_msg(self._on_msg)
+        self.on_msg(on_loop(self._handle))
 
     def set_status(self, text: str) -> None:
         """Show ``text`` under the form (plain text: never put a secret in it)."""
         self.status = str(text)
 
     # -- from the page ------------------------------------------------------------------------------
-    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if self._loop is not None and threading.current_thread() is not threading.main_thread():
-            self._loop.call_soon_threadsafe(self._handle, content)
-        else:
-            self._handle(content)
-
     def _handle(self, content: Any) -> None:
         if not isinstance(content, dict):
             return
@@ -128,10 +120,3 @@ def _wipe(content: dict[str, Any]) -> None:
     if isinstance(values, dict):
         values.clear()
     content.pop("values", None)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

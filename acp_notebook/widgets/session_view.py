@@ -10,8 +10,6 @@ renders the view) tells ``client.frontend`` someone looks.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import Any
 
 import anywidget
@@ -27,6 +25,7 @@ from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .header import header
 from .message_parts import BoundedSender
+from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 from .snapshot import SAVED_TERMINAL_BYTES
@@ -80,12 +79,11 @@ class SessionView(anywidget.AnyWidget):
         self._full_pending = False
         self._bounded = BoundedSender(super().send)
         self._saved = SavedSnapshot(self.saved_terminal_bytes)
-        self._loop = _running_loop()
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
         self._unsubscribe = self.state.subscribe(self._on_change)
         self.xray = XRayLink.attach(self, xray)
-        self.on_msg(self._on_msg)
+        self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
         self._mark_sent()  # the first snapshot carries everything so far
 
@@ -235,12 +233,6 @@ class SessionView(anywidget.AnyWidget):
         return header(self.state, summary, self.title, self.actions.interactive_terminals())
 
     # -- from the browser ---------------------------------------------------------------------------
-    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if self._loop is not None and threading.current_thread() is not threading.main_thread():
-            self._loop.call_soon_threadsafe(self._handle_browser_msg, content)
-        else:
-            self._handle_browser_msg(content)
-
     def _handle_browser_msg(self, content: Any) -> None:
         browser_inbox.dispatch(self, content)
 
@@ -256,10 +248,3 @@ class SessionView(anywidget.AnyWidget):
 
 def _nothing() -> None:
     pass
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -14,6 +14,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from .on_loop import running_loop
 from .xray_source import XRaySource, card_keys
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class XRayLink:
     def handle(self, content: dict[str, Any]) -> None:
         """Answer one of the panel's requests (``REQUESTS``); a live session's slow ones in a task."""
         kind = content.get("type")
-        loop = _running_loop()
+        loop = running_loop()
         if kind in SLOW and loop is not None and self.source.replay is None:
             loop.create_task(self._answer_later(loop, content))
             return
@@ -152,10 +153,3 @@ def _guarded(answer: Any, kind: Any, content: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"bad {kind}: {exc}"}
     except Exception as exc:
         return {"error": f"{kind} failed: {type(exc).__name__}: {exc}"}
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

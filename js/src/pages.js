@@ -1,7 +1,7 @@
 // The paged form of a view's snapshot (WIRE.md "The saved snapshot"): entries in groups and
 // terminal bytes held by SnapshotPage widgets, listed by the view's `pages` trait. Loaded here
 // into the inline form's pieces: {order, entries, terminals (metadata), bytes: Map id → Uint8Array}.
-import { concatBytes } from "./parts.js";
+import { concatBytes } from "./util.js";
 
 const decoder = new TextDecoder();
 const TRIES = 50; // a page model not registered yet (a reload still restoring): retry

@@ -1,6 +1,6 @@
 // Reassembles `part` messages (WIRE.md "Bounded messages"): a message too big for one comm
 // message comes as parts whose buffers hold slices of its UTF-8 JSON, back to back, in order.
-import { toU8 } from "./util.js";
+import { concatBytes, toU8 } from "./util.js";
 
 const decoder = new TextDecoder();
 
@@ -45,16 +45,4 @@ export class PartAssembler {
       return null;
     }
   }
-}
-
-/** One Uint8Array holding `chunks` one after the other. */
-export function concatBytes(chunks, size = chunks.reduce((s, c) => s + c.length, 0)) {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
 }

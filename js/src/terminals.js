@@ -1,5 +1,6 @@
 // Terminal bytes kept in JS (a list of chunks per terminal) so any view can be (re)built at any
 // time; applies WIRE.md byte rules (generations, absolute offsets, overlap, gaps).
+import { concatBytes } from "./util.js";
 
 const CAP = 8 * 1024 * 1024; // bytes kept per terminal in the browser
 const COMPACT_AT = 64; // merge chunk lists longer than this
@@ -42,18 +43,8 @@ class Term {
       this.size -= c.length;
       this.start += c.length;
     }
-    if (this.chunks.length > COMPACT_AT) this.chunks = [concat(this.chunks, this.size)];
+    if (this.chunks.length > COMPACT_AT) this.chunks = [concatBytes(this.chunks, this.size)];
   }
-}
-
-function concat(chunks, size) {
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
 }
 
 export class TerminalStore {

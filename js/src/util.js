@@ -134,3 +134,15 @@ export function toU8(x) {
   if (Array.isArray(x)) return Uint8Array.from(x);
   return new Uint8Array(0);
 }
+
+/** One Uint8Array holding `chunks` one after the other. */
+export function concatBytes(chunks, size = chunks.reduce((s, c) => s + c.length, 0)) {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}

@@ -308,6 +308,16 @@ def lab_log(request: pytest.FixtureRequest, lab_server: LabServer) -> LabServer:
     return lab_server
 
 
+def write_code_notebook(path: Path, sources: list[str]) -> Path:
+    """A notebook of code cells ``sources`` on the python3 kernel, written to ``path``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
 def unavailable(reason: str) -> None:
     """Skip on a developer machine without the browser or the bundle; in CI (CI=true) fail."""
     if os.environ.get("CI"):

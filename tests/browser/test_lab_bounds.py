@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 from .test_lab_demo import CHROMIUM, STATIC, WIDGET_STATE, save, wait_js
 
 nbformat = pytest.importorskip("nbformat")
@@ -77,9 +77,7 @@ def saved_models(path: Path) -> dict:
 
 def test_a_large_session_draws_live_after_reload_and_saved(lab_log, lab_pages):
     server = lab_log
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, server.root / NAME)
+    write_code_notebook(server.root / NAME, [SETUP])
 
     page = lab_pages("bounds-live")
     _open(page, server, "the kernel")

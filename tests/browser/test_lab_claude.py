@@ -26,7 +26,7 @@ from ..real_agents import harness
 from ..real_agents.mock_anthropic import MockAnthropic, Script, text, tool_use
 from ..real_agents.test_claude import EDITED, ORIGINAL, claude_env
 from ..support import until
-from .conftest import CHROMIUM, unavailable, wait_value
+from .conftest import CHROMIUM, unavailable, wait_value, write_code_notebook
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -81,9 +81,7 @@ def write_notebook(root: Path, project: Path, env: dict[str, str]) -> None:
         f"print('file:', repr(Path({str(path)!r}).read_text()))",
         "%acp stop --name claude",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / NOTEBOOK)
+    write_code_notebook(root / NOTEBOOK, cells)
 
 
 TURN_LINES_JS = """() => [...document.querySelectorAll('.acp-header-view .acp-turn-line')].map((l) => [

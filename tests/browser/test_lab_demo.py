@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -68,10 +68,8 @@ def write_notebook(root: Path) -> Path:
         "view",
         'task = asyncio.ensure_future(session.prompt("Fix the bug"))',
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = root / NOTEBOOK
-    nbformat.write(nb, path)
+    write_code_notebook(path, cells)
     return path
 
 

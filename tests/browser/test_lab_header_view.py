@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 from .test_lab_demo import STATIC, wait_js
 from .test_notebook7 import KERNEL_IDLE
 
@@ -49,9 +49,7 @@ def write_notebook(root) -> list[int]:
         turns.append(len(sources))
         sources.append(f"%%acp --wait\n{prompt}")
     sources.append("print('the end')")  # the last cell ends active: Lab keeps the active cell drawn
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / NAME)
+    write_code_notebook(root / NAME, sources)
     return turns
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 from .test_lab_demo import STATIC
 from .test_notebook7 import KERNEL_IDLE
 
@@ -48,9 +48,7 @@ def write_notebook(root: Path, log: Path) -> None:
         "%%acp --wait\nDelete the build directory",
         "%%acp --wait --permissions allow-once\nAnd now?",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / NAME)
+    write_code_notebook(root / NAME, sources)
 
 
 def run_cell(page, index: int) -> None:

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from ..support import until
-from .conftest import wait_value
+from .conftest import wait_value, write_code_notebook
 from .test_lab_demo import EXEC_JS, WIDGET_STATE, save, wait_js
 
 nbformat = pytest.importorskip("nbformat")
@@ -77,10 +77,8 @@ def prompts_of(page) -> list[str]:
 
 def test_secret_form_and_interactive_terminal_in_jupyterlab(lab_log, lab_pages):
     server = lab_log
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = server.root / NOTEBOOK
-    nbformat.write(nb, path)
+    write_code_notebook(path, CELLS)
     page = lab_pages("login")
     page.goto(server.lab_url(NOTEBOOK), wait_until="domcontentloaded", timeout=60_000)
     idle = "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'"

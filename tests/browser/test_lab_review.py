@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 from .test_lab_demo import CHROMIUM, STATIC
 
 nbformat = pytest.importorskip("nbformat")
@@ -51,9 +51,7 @@ def write_notebook(root: Path, project: Path) -> None:
         "%%acp\nEdit the notes, please.",
         "%%acp\nEdit them again.",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / NAME)
+    write_code_notebook(root / NAME, cells)
 
 
 def test_per_hunk_buttons_write_what_was_accepted(lab_log, lab_pages):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable
+from .conftest import unavailable, write_code_notebook
 from .test_lab_demo import CHROMIUM, STATIC, TIMEOUT, save, saved_is_final, view_state
 
 nbformat = pytest.importorskip("nbformat")
@@ -30,9 +30,7 @@ REPLAY = "xray_replay.ipynb"
 
 
 def write(root: Path, name: str, cells: list[str]) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / name)
+    write_code_notebook(root / name, cells)
 
 
 def run_notebook(page, server, name: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable, wait_value
+from .conftest import unavailable, wait_value, write_code_notebook
 from .test_lab_demo import CHROMIUM, FINAL_STATUS, STATIC, WIDGET_STATE, save, wait_js
 
 nbformat = pytest.importorskip("nbformat")
@@ -54,9 +54,7 @@ def test_notebook7_draws_the_view_and_the_saved_state(lab_log, lab_pages):
         "await session.prompt('Fix the failing test, please.')\n"
         "SessionView(session)",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, server.root / NAME)
+    write_code_notebook(server.root / NAME, cells)
 
     page = lab_pages("notebook7")
     page.goto(server.notebook7_url(NAME), wait_until="domcontentloaded", timeout=60_000)
@@ -93,9 +91,7 @@ def test_acp_cell_adds_the_code_block_below_in_notebook7(lab_log, lab_pages):
         "%%acp --wait\necho this:\n```python\nprint(6 * 7)\n```",
         "%acp cell",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, server.root / "nb7_cell.ipynb")
+    write_code_notebook(server.root / "nb7_cell.ipynb", cells)
     page = lab_pages("notebook7-cell")
     page.goto(server.notebook7_url("nb7_cell.ipynb"), wait_until="domcontentloaded", timeout=60_000)
     wait_js(page, KERNEL_IDLE, "Notebook 7's kernel", timeout=60_000)

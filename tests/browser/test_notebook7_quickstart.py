@@ -25,6 +25,7 @@ from .test_quickstart import (
     QUICKSTART,
     cell_index,
     click_open_permission,
+    demo_speed,  # noqa: F401 - autouse: the demo agent at full speed, no auto-answer
     wait_cell,
     wait_text,
 )
@@ -40,15 +41,6 @@ TURN_LINES = [
     ["1", "ended", "The average() test fails. Please fix it and run the tests."],
     ["2", "ended", "Now summarise what you changed."],
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def demo_speed():
-    """The server's kernels and agents get the demo agent at full speed, no auto-answer."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ACP_DEMO_SPEED", "0")
-        mp.delenv("ACP_AUTO_ANSWER", raising=False)
-        yield
 
 
 def open_page(lab_pages, server, label: str):

@@ -9,32 +9,16 @@ through that model, and the tests push patches and read the DOM / the xterm buff
 from __future__ import annotations
 
 import json
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from .conftest import unavailable, wait_value
+from .harness_server import ARGS, CHROMIUM, HARNESS, ROOT, STATIC, serve
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
-ROOT = Path(__file__).resolve().parents[2]
-STATIC = ROOT / "acp_notebook" / "static"
-HARNESS = Path(__file__).resolve().parent / "harness"
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-dev-shm-usage",
-    "--enable-precise-memory-info",
-    "--js-flags=--expose-gc",
-]
 
 if not (STATIC / "runtime.js").exists() or not (STATIC / "loader.js").exists():
     unavailable("JS bundle not built (cd js && npm install && npm run build)")
@@ -42,40 +26,10 @@ if not Path(CHROMIUM).exists():
     unavailable("Chromium not installed at /usr/bin/chromium")
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    """Serves /static/ and /harness/ only; everything else is 404."""
-
-    extensions_map: ClassVar[dict[str, str]] = {
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
-        ".json": "application/json",
-    }
-
-    def translate_path(self, path: str) -> str:
-        path = path.split("?", 1)[0].split("#", 1)[0]
-        for prefix, base in (("/static/", STATIC), ("/harness/", HARNESS)):
-            if path.startswith(prefix):
-                target = (base / path[len(prefix) :]).resolve()
-                if target.is_relative_to(base.resolve()):
-                    return str(target)
-        return str(HARNESS / "__missing__")
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(HARNESS)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve() as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
