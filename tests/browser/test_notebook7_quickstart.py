@@ -20,11 +20,9 @@ from .test_lab_demo import WIDGET_STATE, save, wait_js
 from .test_lab_header_view import LINES_JS
 from .test_notebook7 import KERNEL_IDLE, TERMINAL
 from .test_quickstart import (
-    CARDS_JS,
-    PERMISSIONS_JS,
     QUICKSTART,
+    answer_like_a_person,
     cell_index,
-    click_open_permission,
     demo_speed,  # noqa: F401 - autouse: the demo agent at full speed, no auto-answer
     wait_cell,
     wait_text,
@@ -74,13 +72,7 @@ def test_the_quickstart_in_notebook7(lab_log, lab_pages):
     start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
     wait_text(page, start, "is `acp`", "the agent to start")
 
-    titles = [click_open_permission(page, wait, "allow_always") for _ in range(2)]
-    assert titles == ["Apply edits to 4 files?", "Run the test suite?"]
-    wait_text(page, wait, "turn ended (end_turn)", "the turn to finish after the clicks")
-    cards = [["tool_call:call_edit", "completed"], ["tool_call:call_test", "completed"]]
-    wait_cell(page, wait, CARDS_JS, cards, "the edit and test cards to complete")
-    answered = [["answered", key, "Selected: Always allow"] for key, _ in cards]
-    wait_cell(page, wait, PERMISSIONS_JS, answered, "both permissions answered, each inside its card")
+    answer_like_a_person(page, wait)
     wait_text(page, stop, "exit code 0", "the rest of the notebook")
     in_cell = f"(i) => ({STATUSES_JS})(document.querySelectorAll('.jp-Notebook .jp-Cell')[i])"
     statuses = page.evaluate(in_cell, wait)

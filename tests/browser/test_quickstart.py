@@ -96,6 +96,20 @@ def click_open_permission(page, index: int, kind: str) -> str:
     return title
 
 
+def answer_like_a_person(page, wait: int) -> None:
+    """Click "Always allow" on both of the demo's requests in the running ``--wait`` cell ``wait``
+    (edit files, then run the tests); the turn ends, both cards complete, both show their answer."""
+    titles = [click_open_permission(page, wait, "allow_always") for _ in range(2)]
+    assert titles == ["Apply edits to 4 files?", "Run the test suite?"]
+    # The cell's text comes with the cell's end; the view's last (coalesced) patch may come later:
+    # wait on the cards and the permission blocks themselves.
+    wait_text(page, wait, "turn ended (end_turn)", "the turn to finish after the clicks")
+    cards = [["tool_call:call_edit", "completed"], ["tool_call:call_test", "completed"]]
+    wait_cell(page, wait, CARDS_JS, cards, "the edit and test cards to complete")
+    answered = [["answered", key, "Selected: Always allow"] for key, _ in cards]
+    wait_cell(page, wait, PERMISSIONS_JS, answered, "both permissions answered, each inside its card")
+
+
 def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_pages):
     server = lab_log
     shutil.copy(QUICKSTART, server.root / "quickstart.ipynb")
@@ -111,18 +125,7 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
     wait_text(page, start, "is `acp`", "the agent to start")
     wait_text(page, cell_index("from acp_notebook.policies"), "when_headless(", "the headless-only policy")
 
-    titles = []
-    for _ in range(2):  # the demo asks to edit files, then to run the tests
-        titles.append(click_open_permission(page, wait, "allow_always"))
-    assert titles == ["Apply edits to 4 files?", "Run the test suite?"]
-
-    # The cell's text comes with the cell's end; the view's last (coalesced) patch may come later:
-    # wait on the cards and the permission blocks themselves.
-    wait_text(page, wait, "turn ended (end_turn)", "the turn to finish after the clicks")
-    cards = [["tool_call:call_edit", "completed"], ["tool_call:call_test", "completed"]]
-    wait_cell(page, wait, CARDS_JS, cards, "the edit and test cards to complete")
-    answered = [["answered", key, "Selected: Always allow"] for key, _ in cards]
-    wait_cell(page, wait, PERMISSIONS_JS, answered, "both permissions answered, each inside its card")
+    answer_like_a_person(page, wait)
 
     wait_text(page, stop, "exit code 0", "the rest of the notebook (background turn, status, wait, stop)")
     wait_text(page, cell_index("%acp wait"), "idle (end_turn)", "`%acp wait` to report the idle session")
