@@ -95,10 +95,19 @@ CASES: dict[str, Case] = {
     "hex-number": Case('{"jsonrpc":"2.0","id":0x10,"method":"x"}', codes=["invalid-json"]),
     "leading-zero": Case('{"jsonrpc":"2.0","id":01,"method":"x"}', codes=["invalid-json"]),
     "huge-int-digits": Case(j(req(1))[:-1] + ',"params":[' + "9" * 5000 + "]}", codes=["invalid-json"]),
-    "deep-array": Case("[" * DEEP + "]" * DEEP, replies=[(None, PE)], codes=["invalid-json"]),
-    "deep-object": Case('{"a":' * DEEP + "1" + "}" * DEEP, codes=["invalid-json"]),
+    # nested deeper than depth.MAX_DEPTH: the deep part is cut, the rest handled (a request answered)
+    "deep-array": Case(
+        "[" * DEEP + "]" * DEEP, replies=[(None, IR)], codes=["too-deep", "invalid-jsonrpc"], batch=True
+    ),
+    "deep-object": Case('{"a":' * DEEP + "1" + "}" * DEEP, codes=["too-deep", "invalid-jsonrpc"]),
     "deep-params": Case(
-        j(req(1))[:-1] + ',"params":' + "[" * DEEP + "]" * DEEP + "}", codes=["invalid-json"]
+        j(req(1))[:-1] + ',"params":' + "[" * DEEP + "]" * DEEP + "}", [("req", 1, "x")], codes=["too-deep"]
+    ),
+    "deep-unclosed": Case("[" * DEEP, replies=[(None, PE)], codes=["invalid-json"]),
+    "deep-nan-request": Case(
+        j(req(4))[:-1] + ',"params":[NaN,' + "[" * 3000 + "]" * 3000 + "]}",
+        replies=[(4, IR)],
+        codes=["too-deep", "invalid-json"],
     ),
     # -- NaN and Infinity are not JSON: answered only where someone waits ------------------------------------
     "nan": Case("NaN", codes=["invalid-json"]),

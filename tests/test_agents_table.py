@@ -3,17 +3,46 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from acp_notebook import AgentStartError, register_agent, start_agent
 from acp_notebook.client import agents
 
+REAL_AGENTS = Path(__file__).parent / "real_agents"
+PINNED = json.loads((REAL_AGENTS / "package.json").read_text())["dependencies"]
+
+
+def test_npm_agents_run_the_version_ci_tested():
+    """``claude``/``codex`` run exactly the package versions the real-agent tests pin, lock included."""
+    lock = json.loads((REAL_AGENTS / "package-lock.json").read_text())["packages"]
+    npm = {n: a for n, a in agents.known_agents().items() if a.npm}
+    assert {"claude", "codex"} <= set(npm)
+    for name, entry in npm.items():
+        assert PINNED.get(entry.npm) == entry.version, f"{name}: agents.json and package.json disagree"
+        assert lock[f"node_modules/{entry.npm}"]["version"] == entry.version, f"{name}: lock is stale"
+        assert "{package}" in entry.command
+
+
+def test_name_at_version_runs_another_version_of_the_same_package(monkeypatch):
+    monkeypatch.setattr(agents.shutil, "which", lambda program: f"/usr/bin/{program}")
+    argv, entry = agents.resolve("claude@latest")
+    assert argv == ["npx", "-y", "@agentclientprotocol/claude-agent-acp@latest"]
+    assert entry is not None and entry.version == "latest" and entry.name == "claude"
+    assert agents.resolve("codex@2.5.1")[0][-1] == "@agentclientprotocol/codex-acp@2.5.1"
+    with pytest.raises(AgentStartError, match="gemini is not run from an npm package"):
+        agents.resolve("gemini@latest")
+    with pytest.raises(AgentStartError, match="a version is `latest`"):
+        agents.resolve("claude@;rm")
+    assert agents.resolve("nosuch@1")[0] == ["nosuch@1"], "an unknown name@x is a command"
+
 
 def test_known_names_mean_their_table_entry(monkeypatch):
     monkeypatch.setattr(agents.shutil, "which", lambda program: f"/usr/bin/{program}")
-    assert agents.resolve("claude")[0] == ["npx", "-y", "@agentclientprotocol/claude-agent-acp"]
-    assert agents.resolve(["codex"])[0] == ["npx", "-y", "@zed-industries/codex-acp"]
+    claude, codex = (PINNED[agents.known_agents()[n].npm] for n in ("claude", "codex"))
+    assert agents.resolve("claude")[0] == ["npx", "-y", f"@agentclientprotocol/claude-agent-acp@{claude}"]
+    assert agents.resolve(["codex"])[0] == ["npx", "-y", f"@agentclientprotocol/codex-acp@{codex}"]
     assert agents.resolve("gemini")[0] == ["gemini", "--acp"]
     assert agents.resolve("opencode")[0] == ["opencode", "acp"]
     assert agents.resolve("goose")[0] == ["goose", "acp"]

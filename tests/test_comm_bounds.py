@@ -16,6 +16,7 @@ import pytest
 from acp_notebook import SessionState
 from acp_notebook.widgets import runtime as runtime_module
 from acp_notebook.widgets import viewmodel as vm
+from acp_notebook.widgets.entry_bound import ENTRY_TEXT
 from acp_notebook.widgets.message_parts import MESSAGE_BOUND, json_size, split_patch
 from acp_notebook.widgets.snapshot import SAVED_TERMINAL_BYTES, saved_terminal, snapshot_of
 
@@ -210,10 +211,11 @@ def test_a_5mb_text_and_a_5mb_raw_output_travel_as_parts(recording):
     fake.advance(1)
     assert_bounded(recording, start)
     customs = [r[2]["content"] for r in recording[start:] if r[2].get("method") == "custom"]
-    assert sum(c["type"] == "part" for c in customs) >= 40
+    assert sum(c["type"] == "part" for c in customs) >= 20
     page = Page(drawn).feed_log(recording, view, start)
     assert_page_is(page, view)
-    assert page.entries["message:m"]["markdown"] == text
+    assert page.entries["message:m"]["markdown"] == text[:ENTRY_TEXT]  # the rest on "show all"
+    assert page.entries["message:m"]["cut"]["total"] >= len(text)
     assert page.entries["tool_call:small"]["raw_output"] == {"log": "x" * 5 * MB}
 
 
@@ -337,7 +339,7 @@ def test_the_page_code_reassembles_parts_and_pages_exactly(recording, tmp_path):
     assert patched["tool_call:c7"]["raw_output"] == ["y" * 700_000]
     entries, terms = paged_snapshot(view, page_bytes(recording))
     assert got["order"] == view.entry_keys and got["entries"] == entries
-    assert entries["message:m"]["markdown"] == "ü" * MB
+    assert entries["message:m"]["markdown"] == "ü" * ENTRY_TEXT and entries["message:m"]["cut"]
     for tid, (meta, data) in terms.items():
         assert base64.b64decode(got["bytes"][tid]) == data == state.terminals[tid].output[-len(data) :]
         assert got["terminals"][tid] == meta and meta["trimmed"] > 0

@@ -65,6 +65,31 @@ async def test_the_offer_is_advertised_in_v1_client_capabilities() -> None:
     await agent.close()
 
 
+async def test_the_offer_is_in_v2_capabilities_meta_too() -> None:
+    """An agent's SDK router that negotiates our v2 ``initialize`` down to v1 (claude-agent-acp
+    under ``CLAUDE_AGENT_ACP_PROTOCOL=v1``) rebuilds ``clientCapabilities`` from the v2
+    ``capabilities``: only what is in its ``_meta`` survives, so the offers must be there too."""
+    stream, agent, _ = await connect()
+    params = stream.sent[0]["params"]
+    assert params["protocolVersion"] == 2
+    assert params["capabilities"] == {
+        "auth": {"terminal": {}},
+        "_meta": {"terminal_output": True, "terminal-auth": True},
+    }
+    await agent.close()
+    stream, agent, _ = await connect(terminal_output=False)
+    assert stream.sent[0]["params"]["capabilities"]["_meta"] == {"terminal-auth": True}
+    await agent.close()
+    stream = MemoryStream(
+        on_sent=lambda m: stream.push({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1}})
+    )
+    agent = Agent(stream)
+    await agent.initialize(1)
+    params = stream.sent[0]["params"]  # a forced v1 offer has only the v1 shape
+    assert "capabilities" not in params and params["clientCapabilities"]["_meta"]["terminal_output"] is True
+    await agent.close()
+
+
 async def test_claude_sends_the_output_once_when_the_command_ends() -> None:
     stream, agent, session = await connect()
     exit_meta = {

@@ -88,3 +88,25 @@ async def test_v2_list_follows_cursors_resume_replays_and_close(tmp_path):
     assert peer.requests("session/list")[1] == {"cursor": "c2"}
     assert peer.requests("session/resume")[0]["replayFrom"] == {"type": "start"}
     assert peer.requests("session/close") == [{"sessionId": "s1"}]
+
+
+async def test_v2_turn_refused_for_want_of_a_login_raises_auth_required(tmp_path):
+    """A v2 agent refuses a prompt with an idle ``error`` stop of code -32000 (claude-agent-acp
+    0.101 without a key): ``prompt`` raises ``AuthRequired`` naming the methods, as v1's does."""
+    init = {
+        "expect": "initialize",
+        "reply": {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "authMethods": METHODS},
+    }
+    failure = {"code": -32000, "message": "Authentication required"}
+    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": failure}
+    other = {**idle, "error": {"code": -32603, "message": "boom"}}
+    steps = [init, NEW, {"expect": "session/prompt", "reply": {}}, update(idle)]
+    steps += [{"expect": "session/prompt", "reply": {}}, update(other)]
+    agent = await start_agent(Peer(tmp_path, steps).command)
+    session = await agent.new_session(str(tmp_path))
+    with pytest.raises(AuthRequired, match="'oauth'") as info:
+        await asyncio.wait_for(session.prompt("hi"), 10)
+    assert info.value.methods == METHODS and info.value.method == "session/prompt"
+    assert (session.state.stop_reason, session.last_error) == ("error", failure)
+    assert await asyncio.wait_for(session.prompt("again"), 10) == "error", "other errors are a stop reason"
+    await agent.close()

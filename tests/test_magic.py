@@ -9,6 +9,7 @@ agents live. A background turn therefore advances only while a later cell awaits
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from acp_notebook.magic import magics as magics_module
 from acp_notebook.magic import parser as parser_module
 from acp_notebook.magic.transform import rewrite
 
-from .support import Peer, until_async
+from .support import NEW, Peer, until_async
 
 globalipapp = pytest.importorskip("IPython.testing.globalipapp")
 
@@ -394,6 +395,21 @@ def test_a_blocking_wait_cell_cancels_on_a_permission_request(ip, capsys):
     assert "turn ended (cancelled)" in out
     assert "a blocked cell cannot receive a click" in err
     assert [p.outcome for p in session.state.permissions.values()] == [{"outcome": "cancelled"}]
+
+
+def test_start_name_at_latest_runs_that_version_and_says_which_answered(ip, capsys, tmp_path, monkeypatch):
+    info = {"name": "fake-acp", "title": "Fake agent", "version": "7.1.0"}
+    peer = Peer(
+        tmp_path, [{"expect": "initialize", "reply": {"protocolVersion": 2, "info": info}}, NEW], "fake"
+    )
+    table = tmp_path / "agents.json"
+    entry = {"command": [*peer.command, "{package}"], "npm": "fake-acp", "version": "7.0.0"}
+    table.write_text(json.dumps({"fake": entry}))
+    monkeypatch.setenv("ACP_NOTEBOOK_AGENTS", str(table))
+    _, out, _ = cell(ip, "%acp start --name fk --no-view fake@latest", capsys)
+    assert "Started Fake agent 7.1.0 (ACP v2, pid" in out, out
+    assert ip.user_ns["fk"].agent.process.argv[-1] == "fake-acp@latest"
+    cell(ip, "%acp stop --name fk", capsys)
 
 
 # -- authentication ---------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ into a fresh state) and listed through the wire's calls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..protocol.auth_status import AuthStatus
 from ..protocol.diagnostics import Diagnostic
 from .connection import Connection, Stream
 from .errors import AcpError, AgentExited
@@ -50,6 +52,7 @@ class Agent:
         self._wire: Wire | None = None
         self._asked = 2
         self._closing = False  # close() was called: the exit is expected, not an error
+        self._ending: asyncio.Future | None = None  # ending an agent that closed its stdout
         self.traffic_log = Traffic(getattr(process, "argv", None), record)  # ring + trace file
         self.side = SideChannels(self.traffic_log, self._on_diagnostic)  # stdout noise, stderr hints
         self._attach(process)
@@ -123,6 +126,11 @@ class Agent:
         return list(self.side.stdout_lines)
 
     @property
+    def unknown_sessions(self) -> dict[str, int]:
+        """Messages received for session ids this agent does not have, counted by id."""
+        return dict(self.intake.unknown)
+
+    @property
     def traffic(self) -> list[dict[str, Any]]:
         """The recent traffic (the last ``recorder.RING_ENTRIES`` entries, in the trace format)."""
         return self.traffic_log.ring.list()
@@ -148,7 +156,13 @@ class Agent:
             text["name"], text["title"], text["version"], version, getattr(self.process, "pid", None),
             self.closed, self.returncode, tuple(self.stderr_tail(50)),
             tuple(self.side.stdout_lines), self.stdout_partial, self.side.stderr_count,
+            self.auth_status.to_dict() if self.auth_status is not None else None,
         )  # fmt: skip
+
+    @property
+    def auth_status(self) -> AuthStatus | None:
+        """The login status the agent last reported (``_auth/status_update``): kind and label only."""
+        return self.intake.auth_status
 
     # -- calls ------------------------------------------------------------------------------------
     def call(self, call: Call, hook: Any = None) -> asyncio.Future:
@@ -158,8 +172,19 @@ class Agent:
     async def initialize(self, protocol_version: int = 2) -> None:
         """Send ``initialize`` and adopt the wire of the version the agent answers (1 or 2)."""
         self._asked = protocol_version
-        result = await self.connection.request("initialize", initialize_params(self.offer, protocol_version))
-        wire = choose_wire(self.offer, result, protocol_version, self.stderr_tail())
+        params = initialize_params(self.offer, protocol_version)
+        result = await self.connection.request("initialize", params, hook=self._adopt_early)
+        wire = choose_wire(self.offer, result, protocol_version, self.stderr_tail())  # raises if unspoken
+        if self._wire is None or self._wire.result is not result:
+            self._adopt(wire)  # the early hook failed
+
+    def _adopt_early(self, result: Any) -> None:
+        """Route in the reader, as the answer arrives: what the agent sends right after it (its
+        ``_auth/status_update``) finds its handler."""
+        with contextlib.suppress(AcpError):  # ``initialize`` raises it
+            self._adopt(choose_wire(self.offer, result, self._asked, []))
+
+    def _adopt(self, wire: Wire) -> None:
         self._wire, self.initialize_result = wire, wire.result
         self.connection.route(wire.routes(self.intake), null_ids=wire.null_ids)
 
@@ -270,6 +295,8 @@ class Agent:
             await session.host.close()
             if session.notebook is not None:
                 await session.notebook.close()
+        if self._ending is not None:
+            await asyncio.shield(self._ending)
         code = await self.process.close(grace)
         await self.connection.aclose()
         return code
@@ -281,8 +308,17 @@ class Agent:
 
     def _on_closed(self, future: asyncio.Future) -> None:
         error: AgentExited = future.result()
+        if not self._closing and self.process.returncode is None:
+            self._end_mute(error)
         for session in self.sessions.values():
             session.agent_exited(error, expected=self._closing)
+
+    def _end_mute(self, error: AgentExited) -> None:
+        """The agent closed its stdout but runs on: nothing it says can arrive, so end it."""
+        pid = getattr(self.process, "pid", None)
+        why = f"the agent closed its stdout but kept running (pid {pid}); it was ended"
+        self._on_diagnostic(Diagnostic("stdout-closed", why, level="error"))
+        self._ending = asyncio.ensure_future(self.process.close(0.5))
 
     def __repr__(self) -> str:
         name = self.info.get("name") or getattr(self.process, "argv", ["?"])[0]

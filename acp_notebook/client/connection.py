@@ -35,6 +35,7 @@ from .replies import BatchReplies
 from .wire.base import Routes
 
 DEFERRED = object()
+EXIT_WAIT = 5.0  # s an agent whose stdout ended has to exit before it counts as still running
 ResponseHook = Callable[[Any], None]
 
 
@@ -161,13 +162,15 @@ class Connection:
                     break
                 self.feed(line)
         finally:
-            self._fail_all(AgentExited(await self._exit_code(), self.process.stderr_tail()))
+            code = await self._exit_code()
+            what = "(it closed its stdout but kept running)" if self.process.returncode is None else ""
+            self._fail_all(AgentExited(code, self.process.stderr_tail(), what))
 
     async def _exit_code(self) -> int | None:
         if self.process.returncode is not None:
             return self.process.returncode
         try:
-            return await asyncio.wait_for(self.process.wait(), 5.0)
+            return await asyncio.wait_for(self.process.wait(), EXIT_WAIT)
         except (TimeoutError, asyncio.CancelledError):
             return None
 

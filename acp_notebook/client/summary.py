@@ -21,6 +21,7 @@ class AgentSummary:
     stdout: tuple[str, ...] = ()  # lines it printed on stdout that were not JSON
     stdout_partial: str | None = None  # a last line without a newline, after a quiet time
     stderr_count: int = 0  # stderr lines seen in all: ``stderr`` holds the last of them
+    auth: dict[str, Any] | None = None  # the login status it reported: {"kind", "label"}, no identity
 
 
 @dataclass(frozen=True, slots=True)

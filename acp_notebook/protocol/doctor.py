@@ -20,6 +20,9 @@ violations (``error``)
 interop hazards (``warning``)
     ``permission-before-tool-call``: a v1 permission for a tool call not announced yet.
     ``line-over-64k``: an agent line over 64 KiB (``findings.line_size``).
+    ``permission-empties-card``: a permission whose ``tool_call`` subject empties the ``content``
+    or ``rawInput`` its tool call showed (``[]``, ``{}``, v2 ``null``): the card loses what the
+    user is asked about (Claude's plan mode), once per tool call.
 
 A cancel crossing the agent's answer on the wire cannot be told from one it ignored; the
 finding is still reported (the X-ray shows both times).
@@ -47,6 +50,7 @@ class _Session:
         self.cancelled: int | None = None  # index of the session/cancel for it
         self.calls: set[str] = set()  # tool calls first seen in this turn
         self.known: set[str] = set()  # tool calls announced so far
+        self.shown: dict[str, set[str]] = {}  # tool call -> its fields that show something
         self.ended: dict[str, int] = {}  # tool call of a cancelled turn -> index of its end
 
     def start(self) -> None:
@@ -90,8 +94,11 @@ class _Doctor:
     def add(self, i: int, code: str, message: str, cite: str, kind: str = "violation") -> None:
         self.found.append(finding(i, code, message, cite, kind))
 
-    def add_once(self, i: int, code: str, where: tuple[Any, str], message: str, cite: str) -> None:
-        slot = self.once.setdefault((code, str(where[0]), where[1]), [finding(i, code, message, cite), 0])
+    def add_once(
+        self, i: int, code: str, where: tuple[Any, str], message: str, cite: str, kind: str = "violation"
+    ) -> None:
+        first = finding(i, code, message, cite, kind)
+        slot = self.once.setdefault((code, str(where[0]), where[1]), [first, 0])
         slot[1] += 1
 
     def session(self, sid: Any) -> _Session:
@@ -141,7 +148,9 @@ class _Doctor:
             text = f"a v{self.v} agent calls `{method}`, a v{self.other} method"
             self.add_once(i, "mixed-version", (sid, method), text, spec.MIXED)
         if method == "session/request_permission":
-            self._permission(i, as_dict(params.get("toolCall")), sid)
+            subject = as_dict(params.get("subject"))
+            call = as_dict(subject.get("toolCall")) if subject.get("type") == "tool_call" else {}
+            self._permission(i, as_dict(params.get("toolCall")) or call, sid)
         elif method == "session/update":
             self._update(i, as_dict(params.get("update")), sid)
 
@@ -171,7 +180,17 @@ class _Doctor:
             text = f"permission asked for tool call {cid!r} before any update announced it"
             self.add(i, "permission-before-tool-call", text, spec.EARLY_PERMISSION, HAZARD)
         if call:
+            self._emptied(i, call, sid, str(cid))
             self._tool_fields(i, call, str(cid))
+
+    def _emptied(self, i: int, call: dict[str, Any], sid: Any, cid: str) -> None:
+        s = self.session(sid)
+        cleared = [f for f in ("content", "rawInput") if f in call and _empty(call[f], self.v)]
+        lost = [f for f in cleared if f in s.shown.get(cid, set())]
+        if lost:
+            text = f"permission for tool call {cid!r} empties its {' and '.join(f'`{f}`' for f in lost)}"
+            self.add_once(i, "permission-empties-card", (sid, cid), text, spec.EMPTIED_CARD, HAZARD)
+        self._showing(call, s.shown.setdefault(cid, set()), False)
 
     def _update(self, i: int, u: dict[str, Any], sid: Any) -> None:
         s, kind = self.session(sid), u.get("sessionUpdate")
@@ -186,6 +205,7 @@ class _Doctor:
             elif s.open and cid not in s.known:
                 s.calls.add(cid)
             s.known.add(cid)
+            self._showing(u, s.shown.setdefault(cid, set()), kind == "tool_call_content_chunk")
             self._tool_fields(i, u, cid)
         elif kind in ("plan", "plan_update"):
             plan = u.get("entries") if kind == "plan" else as_dict(u.get("plan")).get("entries")
@@ -207,6 +227,15 @@ class _Doctor:
             if s.cancelled is not None:
                 self._not_cancelled(i, s, u.get("stopReason"), spec.CANCEL[2])
             s.end(i)
+
+    def _showing(self, u: dict[str, Any], shown: set[str], chunk: bool) -> None:
+        """Track which of a tool call's ``content`` and ``rawInput`` show something."""
+        if chunk and u.get("content") is not None:
+            shown.add("content")
+            return
+        for name in ("content", "rawInput") if not chunk else ():
+            if name in u and not (u[name] is None and self.v == 1):  # v1: null is "unchanged"
+                (shown.discard if _empty(u[name], self.v) else shown.add)(name)
 
     def _tool_fields(self, i: int, u: dict[str, Any], cid: str) -> None:
         self._reserved(i, "ToolCallStatus", u.get("status"), f"tool call {cid!r}'s status")
@@ -230,6 +259,11 @@ class _Doctor:
         if allowed is not None and value not in allowed:
             text = f"{where} {value!r} is no {name} value, and custom ones must begin with `_`"
             self.add(i, "reserved-value", text, spec.reserved_cite(self.v if self.v == 1 else 2, name))
+
+
+def _empty(value: Any, version: int | None) -> bool:
+    """Whether a sent ``content``/``rawInput`` clears the field (v1 null means "unchanged")."""
+    return value in ([], {}) or (value is None and version != 1)
 
 
 def _extension(update: dict[str, Any], tid: str) -> str:

@@ -148,3 +148,11 @@ LONG_LINE = (
     'connection stops reading. v{v}/transports.mdx sets no limit: "Messages are delimited by '
     'newlines (`\\n`), and **MUST NOT** contain embedded newlines."'
 )
+EMPTIED_CARD = (
+    "Breakage: the permission's `toolCall` is an upsert that a client applies to the card the user "
+    'sees (v2/tool-calls.mdx: "`content` and `locations` are replaced as whole arrays; send `[]` '
+    'or `null` to clear them"; "fields ... replace the previous value when concrete values are '
+    'sent"): sending `content: []` or `rawInput: {}` with the question wipes what the card showed '
+    'just as the user is asked about it (claude-agent-acp\'s plan-mode "Ready to code?" does: the '
+    "plan disappears). Omit the fields to leave them unchanged."
+)

@@ -6,7 +6,8 @@ block; ``user_message``/``agent_message``/``agent_thought`` are upserts whose ``
 v1 chunks carry no id: consecutive chunks of one role form one message with a made-up id.
 An invalid content block (``content.block_problem``) is skipped, a chunk whose ``content`` is
 null or invalid appends nothing (schema: message ``content`` skips invalid items).
-``Conversation`` keeps the messages and the plans (``plans.py``) of a session, by first sight.
+``Conversation`` keeps the messages and the plans (``plans.py``) of a session, by first sight;
+``plan_removed`` deletes a plan (its change record names the field ``removed``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ROLES = {
     "agent_message": "agent",
     "agent_thought": "thought",
 }
-PLAN_KINDS = frozenset({"plan_update", "plan"})
+PLAN_KINDS = frozenset({"plan_update", "plan", "plan_removed"})
 Result = tuple[str, str, tuple[str, ...], bool]  # (item kind, id, changed fields, created)
 
 
@@ -126,6 +127,8 @@ class Conversation:
         return "message", msg_id, tuple(apply_message_fields(msg, update, report)), created
 
     def _plan(self, update: dict[str, Any], report: Report) -> Result | None:
+        if update["sessionUpdate"] == "plan_removed":
+            return self._plan_removed(update, report)
         plan = plan_of_update(update, report)
         if plan is None:
             return None
@@ -135,6 +138,15 @@ class Conversation:
             obj = self.plans[plan["planId"]] = Plan(plan["planId"])
         set_plan(obj, plan, report)
         return "plan", obj.plan_id, ("entries",), created
+
+    def _plan_removed(self, update: dict[str, Any], report: Report) -> Result | None:
+        plan_id = update.get("planId")
+        if not isinstance(plan_id, str):
+            report("malformed-update", "plan_removed without string `planId`", update)
+            return None
+        if self.plans.pop(plan_id, None) is None:
+            return None  # removing what is not there changes nothing
+        return "plan", plan_id, ("removed",), False
 
 
 # -- messages ---------------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ request ``cancelled`` with nothing sent (the agent exited); answering it then ra
 ``description``, ``subject`` (``tool_call`` with a ``toolCall`` upsert, ``command``, or custom,
 kept raw) and ``options``; v1 requests carry ``toolCall`` + ``options`` and get a generated title
 and a ``tool_call`` subject. The permission's title never replaces the tool call's title.
+A ``tool_call`` subject is an upsert (the spec): one that empties the ``content`` or ``rawInput``
+the card showed (Claude's plan-mode "Ready to code?" sends ``content: []``, ``rawInput: {}``)
+wipes them from the tool call, so ``SessionState.add_permission`` keeps what was shown in
+``shown_before`` (``emptied``), for the request's own view.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class PermissionRequest:
         self.on_answer = on_answer
         self._answering = False
         self.too_late: str | None = None  # why it can no longer be answered (``withdraw``)
+        self.shown_before: dict[str, Any] | None = None  # what its subject emptied (``emptied``)
         self.diagnostics: list[Diagnostic] = []
         self.title, self.description, self.subject = _read(params, version, self.diagnostics)
         self.options = _read_options(params.get("options"), self.diagnostics)
@@ -150,6 +155,23 @@ class PermissionRequest:
     def __repr__(self) -> str:
         state = "pending" if self.pending else self.outcome
         return f"PermissionRequest({self.key!r}, title={self.title!r}, {state})"
+
+
+SHOWN_FIELDS = frozenset({"content", "rawInput"})  # what a card shows that a subject can empty
+
+
+def emptied(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any] | None:
+    """The fields of ``SHOWN_FIELDS`` a tool call had (``to_dict`` shapes) that are now empty."""
+    lost = {
+        name: (before or {})[name]
+        for name in ("content", "rawInput")
+        if _shown((before or {}).get(name)) and not _shown(after.get(name))
+    }
+    return lost or None
+
+
+def _shown(value: Any) -> bool:
+    return value is not None and value != [] and value != {}
 
 
 def _read(params: dict[str, Any], version: int, diagnostics: list[Diagnostic]) -> tuple[str, str | None, Any]:

@@ -2,7 +2,8 @@
 
 - The line must be UTF-8 (invalid bytes: a diagnostic, then U+FFFD) and JSON (RFC 8259): ``NaN``,
   ``Infinity`` and ``-Infinity`` are not, nor is a number too large for a float; a leading BOM
-  is ignored with a diagnostic, as RFC 8259 §8.1 allows.
+  is ignored with a diagnostic, as RFC 8259 §8.1 allows. A part nested deeper than
+  ``depth.MAX_DEPTH`` levels is cut at decoding (diagnostic ``too-deep``); the rest is handled.
 - An id is a string or an integer in the int64 range (both schemas' ``RequestId``); an integral
   number written as a float (``1.0``) counts as that integer; ``null`` only where allowed (v1
   requests, and responses to a request whose id could not be read). Booleans, fractional
@@ -19,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from .depth import CUT, MAX_DEPTH, loads_bounded
 from .diagnostics import Diagnostic
 from .patch import type_name
 
@@ -61,15 +63,24 @@ def load_json(line: bytes | str, diagnostics: list[Diagnostic]) -> tuple[Any, st
         return None, None, text
     if "NaN" not in text and "Infinity" not in text:  # the common case: one fast decoder
         try:
-            return _DECODER.decode(text), None, text
+            value, cuts = loads_bounded(text, _DECODER.decode)
+            return _noted_cuts(value, cuts, text, diagnostics), None, text
         except _TooLarge:
             pass  # decode again below, keeping a marker where the number was
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python allows
+        except ValueError as exc:
             return None, str(exc) or type(exc).__name__, text
-    return _decode_marking(text)
+    value, problem, cuts = _decode_marking(text)
+    return _noted_cuts(value, cuts, text, diagnostics), problem, text
 
 
-def _decode_marking(text: str) -> tuple[Any, str | None, str]:
+def _noted_cuts(value: Any, cuts: int, text: str, diagnostics: list[Diagnostic]) -> Any:
+    if cuts:
+        why = f"{cuts} part(s) nested deeper than {MAX_DEPTH} levels replaced by {CUT!r}; the rest is handled"
+        diagnostics.append(Diagnostic("too-deep", why, clip(text)))
+    return value
+
+
+def _decode_marking(text: str) -> tuple[Any, str | None, int]:
     found: list[_NonFinite] = []
 
     def constant(name: str) -> _NonFinite:
@@ -81,10 +92,12 @@ def _decode_marking(text: str) -> tuple[Any, str | None, str]:
         return value if math.isfinite(value) else constant(digits)
 
     try:
-        value = json.loads(text, parse_constant=constant, parse_float=number)
-    except (ValueError, RecursionError) as exc:
-        return None, str(exc) or type(exc).__name__, text
-    return value, (_NONFINITE if found else None), text
+        value, cuts = loads_bounded(
+            text, lambda t: json.loads(t, parse_constant=constant, parse_float=number)
+        )
+    except ValueError as exc:
+        return None, str(exc) or type(exc).__name__, 0
+    return value, (_NONFINITE if found else None), cuts
 
 
 class _TooLarge(Exception):

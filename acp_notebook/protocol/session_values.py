@@ -1,7 +1,13 @@
 """Session-wide updates: run state, commands, config options, mode, info, usage — the rules.
 
-``state_update`` sets ``run_state`` (an unknown state is kept verbatim and is not idle; an idle
-update sets ``stop_reason``, and ``stop_error`` for an ``error`` stop when it is an object);
+``state_update`` sets ``run_state`` (an unknown state is kept verbatim and is not idle) and
+``background`` (a complete snapshot; omitted, null or malformed — not an array, or an item without
+a string ``type``, or a ``terminal``/``tool_call`` item without its id — means *not reported*:
+``None``, never ``[]``, which says nothing runs). An idle that ends foreground work (the state
+before was not idle) sets ``stop_reason``, and ``stop_error`` for an ``error`` stop when it is an
+object; a repeated idle is not a turn end: it changes them only when it carries a string
+``stopReason`` (an agent that skipped ``running``), so a bare repeat (only ``background``
+changed) keeps the last ones;
 ``available_commands_update`` and ``config_option_update`` replace their list (entries that are
 not objects, commands without a string ``name``, options without a string ``configId`` (v1
 ``id``) are skipped); ``current_mode_update`` keeps the latest mode; ``session_info_update`` and
@@ -41,6 +47,7 @@ _RECORD_TYPES: dict[str, dict[str, type]] = {
     "usage_update": {"cost": dict, "_meta": dict},
 }
 UINT64_MAX = 2**64 - 1
+BACKGROUND_IDS = {"terminal": "terminalId", "tool_call": "toolCallId"}  # BackgroundWork item -> its id
 
 
 def read_session_update(
@@ -48,32 +55,58 @@ def read_session_update(
 ) -> dict[str, Any] | None:
     """The ``SessionState`` attributes one update sets, or None when it changes nothing.
 
-    ``records`` holds the current ``session_info`` and ``usage``, which their updates patch.
+    ``records`` holds the current ``session_info`` and ``usage``, which their updates patch, and
+    the ``run_state`` before this update.
     """
     if update["sessionUpdate"] == "state_update":
-        return _read_state_update(update, report)
+        return _read_state_update(update, records.get("run_state"), report)
     result = _read_session_value(update, records, report)
     return None if result is None else dict([result])
 
 
-def _read_state_update(update: dict[str, Any], report: Report) -> dict[str, Any] | None:
+def _read_state_update(update: dict[str, Any], before: Any, report: Report) -> dict[str, Any] | None:
     state = update.get("state")
     if not isinstance(state, str):
         report("malformed-update", "state_update without string `state`", update)
         return None
     if state not in RUN_STATES and not state.startswith("_"):
         report("unknown-state", f"unknown run state {state!r} (kept)", update, "info")
-    background = update.get("background")
-    values: dict[str, Any] = {
-        "run_state": state,
-        "background": list(background) if isinstance(background, list) else [],
-    }
-    if state == "idle":
-        reason = update.get("stopReason")
+    values: dict[str, Any] = {"run_state": state, "background": read_background(update, report)}
+    reason = update.get("stopReason")
+    if state == "idle" and (before != "idle" or isinstance(reason, str)):
         error = update.get("error")
         values["stop_reason"] = reason if isinstance(reason, str) else None
         values["stop_error"] = error if reason == "error" and isinstance(error, dict) else None
     return values
+
+
+def read_background(update: dict[str, Any], report: Report) -> list[Any] | None:
+    """A ``state_update``'s ``background`` list, or None when it is not reported (or malformed)."""
+    background = update.get("background")
+    if background is None:
+        return None
+    if not isinstance(background, list) or not all(_background_item(i) for i in background):
+        report("invalid-field", "`background` is malformed (read as not reported)", update)
+        return None
+    return list(background)
+
+
+def _background_item(item: Any) -> bool:
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return False
+    key = BACKGROUND_IDS.get(item["type"])
+    return key is None or isinstance(item.get(key), str)
+
+
+def background_ids(background: list[Any] | None) -> set[tuple[str, str]]:
+    """The ``(type, id)`` of each terminal and tool call a ``background`` snapshot lists."""
+    ids = set()
+    for item in background or []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        key = BACKGROUND_IDS.get(kind) if isinstance(kind, str) else None
+        if key is not None and isinstance(item.get(key), str):
+            ids.add((item["type"], item[key]))
+    return ids
 
 
 def _read_session_value(

@@ -6,7 +6,8 @@ module patch it — each rule is stated once, there: ``toolcall`` (omit keeps, n
 replaces, arrays replace whole, ``_meta`` patches by key), ``terminal`` (the same; a snapshot
 replaces every byte, chunks append), ``content`` (the schema's skip-invalid-items), ``messages``
 (chunks append by ``messageId``), ``plans`` (replaced by ``planId``), ``session_values`` (run
-state, session-wide values) — then notes first sightings in ``timeline``, stamps when each item
+state, session-wide values; the terminals and tool calls a ``background`` snapshot lists are
+marked ``background``) — then notes first sightings in ``timeline``, stamps when each item
 was first and last seen (the injectable ``clock``; tool calls also count their ``updates``), and
 tells subscribers what changed. Bad input goes to ``diagnostics``, never raised; unknown kinds
 are kept in ``other_updates``. The reducer never mutates what it is given, every ``to_dict`` is a
@@ -20,13 +21,14 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from . import tables
+from .auth_status import AuthStatus
 from .changes import Change, Observer, Observers
 from .content import clean_item, terminal_refs
 from .diagnostics import Diagnostic
 from .messages import PLAN_KINDS, ROLES, Conversation, Message, Plan
 from .patch import type_name
-from .permission import PermissionRequest
-from .session_values import GENERIC_KINDS, SESSION_KINDS, read_session_update
+from .permission import SHOWN_FIELDS, PermissionRequest, emptied
+from .session_values import GENERIC_KINDS, SESSION_KINDS, background_ids, read_session_update
 from .terminal import DEFAULT_OUTPUT_CAP, Terminal, apply_terminal_fields, decode_base64
 from .toolcall import ToolCall, apply_fields
 
@@ -55,13 +57,14 @@ class SessionState:
         self.run_state = "idle"
         self.stop_reason: str | None = None
         self.stop_error: Any = None
-        self.background: list[Any] = []
+        self.background: list[Any] | None = None  # None: not reported (``[]``: nothing runs)
         self.available_commands: list[Any] = []
         self.config_options: list[Any] = []
         self.current_mode_id: str | None = None
         self.session_info: dict[str, Any] = {}
         self.usage: dict[str, Any] | None = None
         self.notices: list[dict[str, Any]] = []
+        self.auth_status: AuthStatus | None = None  # the agent's, kind and label only (``auth_status``)
         self.other_updates: list[dict[str, Any]] = []
         self.terminal_output_cap = terminal_output_cap
         self.traffic_source: Callable[[], Iterable[dict[str, Any]]] | None = None  # the recorder's ring
@@ -117,6 +120,7 @@ class SessionState:
             return tc, False
         self.tool_calls[tc_id] = new = ToolCall(tc_id, now)
         new.updates = 1 if tc is None else tc.updates + 1
+        new.background = self.in_background(tc_id, "tool_call")
         if tc is None:
             self._note("tool_call", tc_id)
         return new, tc is None
@@ -160,6 +164,7 @@ class SessionState:
             term.last_seen = now
             return term, False
         term = self.terminals[terminal_id] = Terminal(terminal_id, self.terminal_output_cap, now)
+        term.background = self.in_background(terminal_id, "terminal")
         return term, True
 
     def _ensure_terminals(self, ids: list[str], now: float) -> None:
@@ -217,17 +222,37 @@ class SessionState:
             msg.first_seen = now
 
     def _session_update(self, update: dict[str, Any]) -> None:
-        records = {"session_info": self.session_info, "usage": self.usage}
+        records = {"session_info": self.session_info, "usage": self.usage, "run_state": self.run_state}
         values = read_session_update(update, records, self.diagnose)
         if values is None:
             return
+        listed = background_ids(self.background)
         for attr, value in values.items():
             setattr(self, attr, value)
         kind = update["sessionUpdate"]
         if kind == "state_update":
             self._changed("run_state", self.run_state, ("state",))
+            self._background_changed(listed ^ background_ids(self.background))
         else:
             self._changed("session", kind, tuple(values))
+
+    def _background_changed(self, items: set[tuple[str, str]]) -> None:
+        """Mark the terminals and tool calls that joined or left ``background`` and tell observers
+        (about a terminal's tool calls too: their cards show it)."""
+        for kind, item_id in sorted(items):
+            known = self.terminals.get(item_id) if kind == "terminal" else self.tool_calls.get(item_id)
+            if known is not None:
+                known.background = self.in_background(item_id, kind)
+                self._changed(kind, item_id, ("background",))
+            if kind == "terminal":
+                for tc in self.tool_calls.values():
+                    if item_id in terminal_refs(tc.content):
+                        self._changed("tool_call", tc.tool_call_id, ("background",))
+
+    def in_background(self, item_id: str, kind: str | None = None) -> bool:
+        """Whether the last ``background`` snapshot lists terminal or tool call ``item_id``
+        (``kind``: ``"terminal"`` or ``"tool_call"`` to ask about one only); False when not reported."""
+        return any(i == item_id and kind in (None, k) for k, i in background_ids(self.background))
 
     def _notice(self, update: dict[str, Any]) -> None:
         self.notices.append({k: v for k, v in update.items() if k != "sessionUpdate"})
@@ -244,17 +269,28 @@ class SessionState:
         self._note("other", len(self.other_updates) - 1)
         self._changed("other", str(len(self.other_updates) - 1), (kind,), True)
 
+    def set_auth_status(self, status: AuthStatus) -> None:
+        """Record the agent's authentication status (agent-wide; the client tells every session)."""
+        if status != self.auth_status:
+            self.auth_status = status
+            self._changed("session", "auth_status", ("auth_status",))
+
     # -- permissions and client-side file writes ---------------------------------------------------
     def add_permission(self, request: PermissionRequest) -> None:
         """Record a permission request; a ``tool_call`` subject is applied as an upsert.
 
-        The request is not changed: whoever answers it calls ``permission_answered``.
+        What the subject emptied of the card is kept in ``request.shown_before``; whoever answers
+        the request calls ``permission_answered``.
         """
         for diag in request.diagnostics:
             self.diagnose(diag.code, diag.message, diag.detail)
         update = request.tool_call_update
         if update is not None:
+            known = self.tool_calls.get(update["toolCallId"])
+            before = known.to_dict() if known is not None and SHOWN_FIELDS & update.keys() else None
             self._tool_call(update)
+            if before is not None:
+                request.shown_before = emptied(before, self.tool_calls[update["toolCallId"]].to_dict())
         self.permission_times.setdefault(request.key, (self._clock(), None))
         self.permissions[request.key] = request
         self._note("permission", request.key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
 
 from .ansi import DecodedText
@@ -53,13 +54,25 @@ _OPTIONAL = (
 
 
 def decode_base64(data: Any) -> bytes | None:
-    """Strict RFC 4648 base64 decoding; None when ``data`` is not valid base64 text."""
-    if not isinstance(data, str):
+    """Strict RFC 4648 section 3.3 base64: None unless ``data`` is valid base64 text.
+
+    Valid is ``[A-Za-z0-9+/]*`` of a length that is a multiple of 4, with ``=`` only as the last
+    one or two characters (no whitespace, no line breaks); ``""`` is ``b""``. CPython's
+    ``b64decode(validate=True)`` also takes ``YWJj=`` or ``YWJj====``, so the shape is checked
+    here first. Non-zero pad bits (``YR==``) are accepted and dropped (section 3.5 lets a decoder
+    reject them; we read them the same way every time: ``YR==`` is ``b"a"``, like ``YQ==``).
+    """
+    if not isinstance(data, str) or len(data) % 4:
+        return None
+    if not _BASE64_BODY.fullmatch(data[:-2] if data.endswith("==") else data.removesuffix("=")):
         return None
     try:
-        return base64.b64decode(data, validate=True)
+        return base64.b64decode(data)
     except (binascii.Error, ValueError):
         return None
+
+
+_BASE64_BODY = re.compile(r"[A-Za-z0-9+/]*")
 
 
 class Terminal:
@@ -68,6 +81,7 @@ class Terminal:
     __slots__ = (
         "_ring",
         "_text",
+        "background",
         "capabilities",
         "command",
         "cwd",
@@ -96,6 +110,7 @@ class Terminal:
         self.first_seen = self.last_seen = now  # the state's clock: first and latest update
         self.exited_at: float | None = None  # when an exitStatus arrived (None while running)
         self.generation = 0
+        self.background = False  # listed in the session's last ``background`` snapshot (the state sets it)
         self._ring = ByteRing(cap)
         self._text = DecodedText()
 

@@ -63,6 +63,7 @@ class ToolCall:
     """Current state of one tool call, as the agent's updates left it."""
 
     __slots__ = (
+        "background",
         "capabilities",
         "content",
         "created_at",
@@ -99,6 +100,7 @@ class ToolCall:
         self.created_at = self.updated_at = now
         self.ended_at: float | None = None
         self.updates = 0  # updates and content chunks applied to it (the reducer counts them)
+        self.background = False  # listed in the session's last ``background`` snapshot (the state sets it)
 
     @property
     def phase(self) -> str:

@@ -14,9 +14,13 @@ array); ``session`` is the session the message belongs to, where one is known (i
 ``sessionId``, or the request it answers). Secrets never enter an entry: ``redact`` replaces
 the values of login ``_meta`` keys and the ``headers``/``env`` values of MCP server entries by
 ``"<redacted>"`` and lists what it replaced under ``redacted`` (paths such as
-``params.mcpServers[0].headers[0].value``). The client's answer to a permission request also
-carries ``decided_by`` (``"user"``, ``"policy"``, ``"handler"``, ``"memory"``, ``"cancel"``...),
-so a replay shows who answered. Readers keep unknown keys: the format only grows.
+``params.mcpServers[0].headers[0].value``); an agent's login status notification keeps its kind,
+state and labels only, never what may name a person (``authStatus.detail``/``account``, an
+account's ``name``/``email``/``organization``, anything else, any text with an ``@``). The
+client's answer to a permission request also carries ``decided_by`` (``"user"``, ``"policy"``,
+``"handler"``, ``"memory"``, ``"cancel"``...), so a replay shows who answered. A message nested
+deeper than ``depth.MAX_DEPTH`` is recorded with those parts cut, as the client handled it, and
+``cut`` says how many. Readers keep unknown keys: the format only grows.
 """
 
 from __future__ import annotations
@@ -26,10 +30,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .depth import loads_bounded
+
 FORMAT_VERSION = 1
 REDACTED = "<redacted>"
 LOGIN_METHODS = frozenset({"authenticate", "auth/login"})
 SESSION_METHODS = frozenset({"session/new", "session/load", "session/resume"})
+AUTH_STATUS_METHODS = frozenset({"_auth/status_update", "auth/status_update"})
 PAIRS_KEPT = 10_000  # requests awaiting an answer remembered for the session tag
 
 
@@ -45,10 +52,12 @@ def decode(direction: str, t: float, line: bytes) -> dict[str, Any]:
     """One connection line as an entry: a ``message``, or ``stdout`` when it is not JSON."""
     text = line.decode("utf-8", "replace").rstrip("\r\n")
     try:
-        message = json.loads(text)
+        message, cuts = loads_bounded(text)
     except ValueError:
         return {"dir": direction, "t": round(t, 6), "kind": "stdout", "text": text}
     entry: dict[str, Any] = {"dir": direction, "t": round(t, 6), "kind": "message", "message": message}
+    if cuts:
+        entry["cut"] = cuts
     message, paths = redact(message)
     if paths:
         entry["message"], entry["redacted"] = message, paths
@@ -73,6 +82,8 @@ def redact(message: Any) -> tuple[Any, list[str]]:
     if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
         return message, []
     method = message.get("method")
+    if method in AUTH_STATUS_METHODS:
+        return _without_identity(message)
     if method not in LOGIN_METHODS and method not in SESSION_METHODS:
         return message, []
     message = copy.deepcopy(message)
@@ -87,6 +98,35 @@ def redact(message: Any) -> tuple[Any, list[str]]:
                 if key in server:
                     paths += _blank_values(server[key], f"params.mcpServers[{i}].{key}", named=True)
     return message, paths
+
+
+def _without_identity(message: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A login status notification with only what names no person: ``authStatus.kind``/``label``,
+    ``state``, each account's ``label``/``active`` (a value with an ``@`` is blanked too)."""
+    message = copy.deepcopy(message)
+    paths = _keep_only(message["params"], ("authStatus", "state", "accounts"), "params")
+    paths += _keep_only(message["params"].get("authStatus"), ("kind", "label"), "params.authStatus")
+    accounts = message["params"].get("accounts")
+    for i, account in enumerate(accounts if isinstance(accounts, list) else []):
+        paths += _keep_only(account, ("label", "active"), f"params.accounts[{i}]")
+    return message, paths
+
+
+def _keep_only(holder: Any, keys: tuple[str, ...], path: str) -> list[str]:
+    """Blank every value of ``holder`` but those of ``keys`` (a kept text with an ``@`` too)."""
+    if not isinstance(holder, dict):
+        return []
+    found = []
+    for key, value in holder.items():
+        if (
+            key not in keys
+            or (isinstance(value, str) and "@" in value)
+            or (key in ("authStatus", "accounts") and not isinstance(value, (dict, list)))
+        ):
+            found.append(key)
+    for key in found:
+        holder[key] = REDACTED
+    return [f"{path}.{key}" for key in found]
 
 
 def _blank_values(holder: Any, path: str, named: bool = False) -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..client import frontend
 from . import checkpoint_view, inbound, review_entry
+from . import viewmodel as vm
 from .xray_link import REQUESTS as XRAY_REQUESTS
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ def dispatch(view: SessionView, content: Any) -> None:
         view.xray.handle(content)
     elif kind == "stderr_line":
         stderr_reply(view, content.get("n"))
+    elif kind == "entry_full":
+        entry_reply(view, content.get("key"))
     elif kind in checkpoint_view.REQUESTS:  # it drops a read-only view's previews and reverts itself
         checkpoint_view.handle(view, content)
     elif view.read_only:
@@ -86,3 +89,10 @@ def terminal_message(view: SessionView, kind: str, content: dict[str, Any]) -> N
         act(*args)
     except Exception as exc:  # the message names the failure, never the keystrokes
         view.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
+
+
+def entry_reply(view: SessionView, key: Any) -> None:
+    """Send entry ``key`` whole ("show all" of a cut message; ``entry`` null for an unknown key)."""
+    item = view._keys.get(key) if isinstance(key, str) else None
+    entry = vm.build_entry(view.state, *item, view.root, whole=True) if item is not None else None
+    view.send({"type": "entry_full", "key": key, "entry": entry})

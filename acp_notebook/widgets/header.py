@@ -39,6 +39,7 @@ def header(
         "queued": session.queued if session is not None else 0,
         "usage": state.usage,
         "mode": state.current_mode_id,
+        "auth": _auth(agent, state),
         "commands": list(state.available_commands),
         "config_options": list(state.config_options),
         "diagnostics": [
@@ -71,6 +72,13 @@ def _stderr(agent: AgentSummary | None) -> dict[str, Any]:
         "stderr_from": seen - len(shown) if seen >= len(shown) and shown else None,
         "stderr_cut": [i for i, line in enumerate(shown) if len(line) > SHOWN_LINE_CHARS],
     }
+
+
+def _auth(agent: AgentSummary | None, state: SessionState) -> dict[str, Any] | None:
+    """The agent's login status, ``{"kind", "label"}`` (the agent's word, else the state's copy)."""
+    if agent is not None and agent.auth is not None:
+        return dict(agent.auth)
+    return state.auth_status.to_dict() if state.auth_status is not None else None
 
 
 def _agent_info(agent: AgentSummary) -> dict[str, Any]:

@@ -10,14 +10,17 @@ import os
 import posixpath
 from typing import Any
 
-from ..protocol.messages import Message, Plan
+from ..protocol.content import terminal_refs
+from ..protocol.messages import Message
 from ..protocol.patch import cancel_supported
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from ..protocol.terminal import Terminal
 from ..protocol.toolcall import ToolCall
 from ..protocol.v1 import unified_patch
+from .entry_bound import bounded
 from .header import header as header  # the view header lives in its own module
+from .plan_entry import plan_entry, removed_plan_entry
 from .review_entry import review_entry
 
 
@@ -26,16 +29,27 @@ def entry_key(kind: str, key: Any) -> str:
     return f"{kind}:{key}"
 
 
-def build_entry(state: SessionState, kind: str, key: Any, root: str | None = None) -> dict[str, Any]:
-    """The entry for one timeline item (``kind`` as in ``state.timeline``)."""
+def build_entry(
+    state: SessionState, kind: str, key: Any, root: str | None = None, *, whole: bool = False
+) -> dict[str, Any]:
+    """The entry for one timeline item (``kind`` as in ``state.timeline``); a message, notice or
+    other update is cut to ``entry_bound.ENTRY_TEXT`` characters unless ``whole``."""
+    entry = _entry(state, kind, key, root)
+    return entry if whole or entry["kind"] not in BOUNDED_KINDS else bounded(entry)
+
+
+BOUNDED_KINDS = frozenset({"message", "notice", "other"})
+
+
+def _entry(state: SessionState, kind: str, key: Any, root: str | None) -> dict[str, Any]:
     if kind == "tool_call":
-        return tool_call_entry(state.tool_calls[key], root)
+        return tool_call_entry(state.tool_calls[key], root, shown_in_background(state, key))
     if kind == "message":
         return message_entry(state.messages[key])
     if kind == "permission":
         return permission_entry(state.permissions[key])
     if kind == "plan":
-        return plan_entry(state.plans[key])
+        return plan_view(state, key, root)
     if kind == "file_write":
         write = state.file_writes[key]
         if "review" in write:  # held for review (``FilePolicy(review=True)``)
@@ -58,8 +72,8 @@ def message_entry(msg: Message) -> dict[str, Any]:
     return {"kind": "message", "role": msg.role, "blocks": list(msg.content), "markdown": msg.text}
 
 
-def tool_call_entry(tc: ToolCall, root: str | None = None) -> dict[str, Any]:
-    """A tool-call card."""
+def tool_call_entry(tc: ToolCall, root: str | None = None, background: bool = False) -> dict[str, Any]:
+    """A tool-call card (``background``: its work, or its terminal, still runs in the background)."""
     out: dict[str, Any] = {
         "kind": "tool_call",
         "id": tc.tool_call_id,
@@ -71,7 +85,8 @@ def tool_call_entry(tc: ToolCall, root: str | None = None) -> dict[str, Any]:
         "phase": tc.phase,
         "locations": [location(loc, root) for loc in tc.locations if isinstance(loc, dict)],
         "items": [view_item(item) for item in tc.content],
-        "cancellable": tc.cancellable and not tc.finished,
+        "cancellable": tc.cancellable and (not tc.finished or tc.background),
+        "background": background,
         "created_at": tc.created_at,
         "ended_at": tc.ended_at,
     }
@@ -198,13 +213,36 @@ def permission_entry(perm: PermissionRequest) -> dict[str, Any]:
         "decided_by": perm.decided_by,
         "actionable": perm.pending,
         "too_late": perm.too_late,  # why it can no longer be answered (the agent exited)
+        "shown_before": _shown_before(perm.shown_before),
     }
 
 
-def plan_entry(plan: Plan) -> dict[str, Any]:
-    """A plan as a checklist."""
-    entries = [e for e in plan.entries if isinstance(e, dict)]
-    return {"kind": "plan", "id": plan.plan_id, "type": plan.type, "entries": entries}
+def _shown_before(shown: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the request's subject emptied of its card, drawn in the request itself."""
+    if shown is None:
+        return None
+    out: dict[str, Any] = {"items": [view_item(item) for item in shown.get("content") or []]}
+    if "rawInput" in shown:
+        out["raw_input"] = shown["rawInput"]
+    return out
+
+
+def plan_view(state: SessionState, plan_id: str, root: str | None) -> dict[str, Any]:
+    """A plan by type (``plan_entry``), a file plan's path made relative to ``root`` when under it."""
+    plan = state.plans.get(plan_id)
+    if plan is None:
+        return removed_plan_entry(plan_id)
+    entry = plan_entry(plan)
+    if entry.get("path") is not None:
+        entry["rel"] = relative_to_root(entry["path"], root)
+    return entry
+
+
+def shown_in_background(state: SessionState, tool_call_id: str) -> bool:
+    """Whether a card runs on in the background: listed itself, or a terminal it shows is."""
+    tc = state.tool_calls[tool_call_id]
+    terminals = (state.terminals.get(t) for t in terminal_refs(tc.content))
+    return tc.background or any(t is not None and t.background and not t.exited for t in terminals)
 
 
 def terminal_meta(term: Terminal) -> dict[str, Any]:
@@ -217,6 +255,7 @@ def terminal_meta(term: Terminal) -> dict[str, Any]:
         "size": term.size,
         "exit_status": term.exit_status,
         "cancellable": cancel_supported(term.capabilities) and not term.exited,
+        "background": term.background and not term.exited,
         "gen": term.generation,
         "base": term.base_offset,
         "end": end,

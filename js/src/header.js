@@ -23,7 +23,7 @@ export function renderHeader(hdr, ctx) {
   hdr = hdr && typeof hdr === "object" ? hdr : {};
   const main = h("div", { class: "acp-header-main" },
     headerTitle(text(hdr.title) || "ACP session", ctx),
-    agentLabel(hdr.agent), runState(hdr), modeLabel(hdr.mode), usageLabel(hdr.usage));
+    agentLabel(hdr.agent), authLabel(hdr.auth), runState(hdr), modeLabel(hdr.mode), usageLabel(hdr.usage));
   const top = h("div", { class: "acp-header-top" }, main, stopButton(hdr, ctx));
   const el = h("div", { class: "acp-header", dataset: { runState: text(hdr.run_state) } }, top);
   const where = [hdr.cwd && `cwd ${text(hdr.cwd)}`, hdr.session_id && `session ${text(hdr.session_id)}`].filter(Boolean);
@@ -41,6 +41,14 @@ function agentLabel(agent) {
   const proto = agent.protocol != null ? `ACP ${text(agent.protocol)}` : "";
   const tip = [agent.name && `name: ${text(agent.name)}`, agent.title && `title: ${text(agent.title)}`].filter(Boolean).join("\n");
   return h("span", { class: "acp-header-agent acp-muted", title: tip || null }, [bits, proto].filter(Boolean).join(" · "));
+}
+
+/** The agent's login status (`_auth/status_update`): its label and kind, never an identity. */
+function authLabel(auth) {
+  if (!auth || typeof auth !== "object" || typeof auth.kind !== "string" || !auth.kind) return null;
+  const kind = auth.kind.replace(/_/g, " ");
+  const label = typeof auth.label === "string" && auth.label ? `${auth.label} (${kind})` : kind;
+  return h("span", { class: "acp-tag acp-header-auth", title: "login, as the agent reports it", dataset: { kind: auth.kind } }, `login: ${label}`);
 }
 
 function runState(hdr) {

@@ -121,7 +121,7 @@ class HeaderView {
       this.ticker.add(clock, line.started);
     }
     const go = h("button", { class: "acp-btn acp-btn-link acp-turn-go", type: "button", title: "Scroll to this turn's cell" },
-      h("span", { class: "acp-turn-n" }, `#${line.n}`),
+      h("span", { class: "acp-turn-n" }, `#${text(line.n)}`),
       h("span", { class: "acp-turn-prompt" }, line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)"),
       stateBadge(line), meta);
     const note = h("span", { class: "acp-turn-note acp-muted", role: "status" });

@@ -51,6 +51,7 @@ class View {
       isLab: () => (lab ??= isLab(el.ownerDocument || document)),
       observeTerminal: (v) => this.observers.observe(v), unobserveTerminal: (v) => this.observers.unobserve(v),
       fetchStderr: (n) => this.stderrFetcher.fetch(n),
+      fetchEntry: (key) => this.send({ type: "entry_full", key }), // "show all" of a cut entry
     };
     this.stderrFetcher = new StderrFetcher((m) => this.send(m)); // "show all" of a cut stderr line
     this.header = h("div", { class: "acp-header" });
@@ -118,6 +119,7 @@ class View {
     }
     if (msg && msg.type === "patch") this.applyPatch(msg, buffers || []);
     else if (this.stderrFetcher.receive(msg)) return;
+    else if (msg && msg.type === "entry_full") this.showWhole(msg);
     else if (msg && msg.type === "xray_reply") this.xray?.source.receive?.(msg);
     else if (msg && typeof msg.type === "string" && msg.type.startsWith("checkpoint")) this.revert.receive(msg);
   }
@@ -279,6 +281,11 @@ class View {
     if (old === node) return;
     old.replaceWith(node);
     this.slots.set(key, node);
+  }
+
+  /** The kernel's answer to "show all": the whole entry replaces the cut one (until it changes). */
+  showWhole(msg) {
+    if (msg.entry && typeof msg.entry === "object" && this.entries.has(msg.key)) this.upsert(msg.key, msg.entry);
   }
 
   upsert(key, entry) {

@@ -1,7 +1,9 @@
 // Permission requests: title, description, subject, one button per option; locked once chosen.
+import { renderBlock } from "./content.js";
+import { renderRaw } from "./generic.js";
 import { icon } from "./icons.js";
 import { renderMarkdown } from "./markdown.js";
-import { h, text } from "./util.js";
+import { h, jsonFold, text } from "./util.js";
 
 const BY = { memory: "remembered", policy: "by policy", handler: "by handler" };
 const KIND_CLASS = { allow_once: "allow", allow_always: "allow", reject_once: "reject", reject_always: "reject" };
@@ -21,6 +23,8 @@ export function renderPermission(key, entry, ctx, inCard) {
   el.append(h("div", { class: "acp-perm-head" }, icon("warn"), h("span", { class: "acp-perm-title" }, text(entry.title) || "Permission requested")));
   if (entry.description) el.append(renderMarkdown(text(entry.description), "acp-md acp-perm-desc"));
   el.append(...subject(entry, inCard));
+  const before = shownBefore(entry.shown_before);
+  if (before) el.append(before);
   el.append(buttons(key, entry, ctx, outcome, pending));
   const note = outcomeNote(entry, outcome);
   if (note) el.append(note);
@@ -38,6 +42,19 @@ function subject(entry, inCard) {
     out.push(h("div", { class: "acp-muted" }, `subject: ${text(entry.subject_type)}`));
   }
   return out;
+}
+
+/** What the request's subject emptied of its card (Claude's plan mode: the plan), kept in sight. */
+function shownBefore(shown) {
+  if (!shown || typeof shown !== "object") return null;
+  const items = Array.isArray(shown.items) ? shown.items : [];
+  const body = items.map((item) => item && item.type === "content"
+    ? h("div", { class: "acp-item-content" }, renderBlock(item.block))
+    : renderRaw(text(item && (item.label || item.type)) || "item", item && item.raw !== undefined ? item.raw : item, "acp-item-other"));
+  if ("raw_input" in shown) body.push(jsonFold("Input", shown.raw_input, "acp-json acp-raw-input"));
+  if (!body.length) return null;
+  return h("details", { class: "acp-perm-shown", open: true },
+    h("summary", { class: "acp-muted" }, "As shown before this request (its subject emptied the card)"), ...body);
 }
 
 function buttons(key, entry, ctx, outcome, pending) {

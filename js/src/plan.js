@@ -1,22 +1,50 @@
-// Plans: a checklist with each entry's status and priority.
+// Plans, by type: a checklist (`items`), sanitised markdown (`markdown`), a link to the plan's
+// file (`file`: opened in JupyterLab when under the server root; the kernel never reads it), the
+// raw object (any other type: the kernel sends `raw`); a removed plan is one muted line.
+import { renderRaw } from "./generic.js";
 import { icon } from "./icons.js";
+import { renderMarkdown } from "./markdown.js";
+import { isHttpUrl } from "./sanitize.js";
+import { labLink } from "./toolcall.js";
 import { h, text } from "./util.js";
 
 const PRIO = new Set(["high", "medium", "low"]);
 const MARK = { completed: "✓", in_progress: "◐", pending: "○" };
 
-/** A plan entry as a checklist. */
-export function renderPlan(key, entry) {
+/** A plan entry, drawn by its type. */
+export function renderPlan(key, entry, ctx) {
+  const type = typeof entry.type === "string" ? entry.type : "items";
+  const el = h("div", { class: `acp-plan acp-plan-type-${type.replace(/[^a-z_-]/gi, "")}`, dataset: { key, type } });
+  if (entry.removed) {
+    el.classList.add("acp-plan-removed");
+    el.append(h("div", { class: "acp-plan-head acp-muted" }, icon("plan"), h("span", null, "Plan removed")));
+    return el;
+  }
+  if (type === "markdown") el.append(head("Plan"), renderMarkdown(text(entry.markdown), "acp-md acp-plan-md"));
+  else if (type === "file") el.append(head("Plan"), fileLink(entry, ctx));
+  else if (entry.raw !== undefined) el.append(renderRaw(`Plan (${text(type)})`, entry.raw, "acp-plan-raw"));
+  else el.append(...checklist(entry)); // `items` (and the entries of an older saved view)
+  return el;
+}
+
+function head(title, ...more) {
+  return h("div", { class: "acp-plan-head" }, icon("plan"), h("span", null, title), ...more);
+}
+
+function checklist(entry) {
   const items = Array.isArray(entry.entries) ? entry.entries : [];
   const done = items.filter((e) => e && e.status === "completed").length;
-  const list = h("ul", { class: "acp-plan-list" }, items.map(renderItem));
-  const title = entry.type && entry.type !== "plan" ? `Plan (${text(entry.type)})` : "Plan";
-  return h(
-    "div",
-    { class: "acp-plan", dataset: { key } },
-    h("div", { class: "acp-plan-head" }, icon("plan"), h("span", null, title), h("span", { class: "acp-muted" }, `${done}/${items.length}`)),
-    list,
-  );
+  return [head("Plan", h("span", { class: "acp-muted" }, `${done}/${items.length}`)), h("ul", { class: "acp-plan-list" }, items.map(renderItem))];
+}
+
+/** A file plan: its URI as a link — JupyterLab opens a file under the server root; http(s) opens in a tab. */
+function fileLink(entry, ctx) {
+  const uri = text(entry.uri);
+  const row = h("div", { class: "acp-plan-file" }, h("span", { class: "acp-muted" }, "in "));
+  if (ctx && ctx.isLab() && typeof entry.rel === "string" && entry.rel) row.append(labLink(entry.rel, entry.rel, entry.path));
+  else if (isHttpUrl(uri)) row.append(h("a", { class: "acp-plan-uri", href: uri, target: "_blank", rel: "noopener noreferrer" }, uri));
+  else row.append(h("code", { class: "acp-plan-uri", title: uri }, uri || "(no uri)"));
+  return row;
 }
 
 function renderItem(item) {

@@ -4,7 +4,7 @@
 import { renderDiff } from "./diff.js";
 import { icon } from "./icons.js";
 import css from "./revert.css";
-import { h, text } from "./util.js";
+import { fill, h, text } from "./util.js";
 
 const STYLE_ID = "acp-revert-style";
 const CHANGE = { added: "added", modified: "modified", deleted: "deleted" };
@@ -58,7 +58,7 @@ export class RevertBar {
     const show = s && s.turn != null && (s.state === "ready" || s.state === "error") && (s.count || s.error || this.phase !== "idle");
     this.el.hidden = !show || (s.scope === "last" && s.busy && this.phase === "idle");
     if (this.el.hidden) return this.el.replaceChildren();
-    this.el.replaceChildren(...(s.state === "error" ? [noCheckpoint(s)] : [this.summary(s), this.body()]));
+    fill(this.el, s.state === "error" ? noCheckpoint(s) : [this.summary(s), this.body()]); // body() is null when idle
   }
 
   summary(s) {

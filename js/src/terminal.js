@@ -5,6 +5,7 @@
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import xtermCss from "@xterm/xterm/css/xterm.css";
+import { backgroundBadge } from "./background.js";
 import { icon } from "./icons.js";
 import { linkHandler } from "./termlinks.js";
 import { TerminalInput } from "./terminput.js";
@@ -272,7 +273,7 @@ function renderTermHead(t, ctx) {
   } else if (t.start > 0 || (Number.isFinite(m.base) && m.base > 0)) {
     out.push(h("span", { class: "acp-muted", title: "older output was dropped" }, `… last ${fmtBytes(t.end - t.start)}`));
   }
-  out.push(exitBadge(m.exit_status));
+  out.push(m.background && !m.exit_status ? backgroundBadge() : exitBadge(m.exit_status));
   if (m.cancellable && !m.exit_status) out.push(cancelButton(t.id, ctx));
   return out;
 }

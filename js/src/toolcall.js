@@ -1,4 +1,5 @@
 // A tool call as a card: kind icon, title, status, elapsed time, locations, items, raw JSON.
+import { backgroundBadge } from "./background.js";
 import { renderBlock } from "./content.js";
 import { renderDiff } from "./diff.js";
 import { renderRaw } from "./generic.js";
@@ -18,6 +19,7 @@ export function renderCard(key, entry, ctx, old) {
   const phase = STATUS_LABEL[entry.phase] ? entry.phase : "in_progress";
   const status = text(entry.status) || phase;
   const el = h("div", { class: `acp-card acp-phase-${phase}`, dataset: { key, status, phase, kind: text(entry.display_kind) || "other" } });
+  if (entry.background) el.classList.add("acp-in-background");
   if (ctx.ui.collapsed.has(key)) el.classList.add("acp-collapsed");
   el.append(cardHead(key, entry, ctx, phase, status, el));
   const locs = locations(entry.locations, ctx);
@@ -42,7 +44,7 @@ function cardHead(key, entry, ctx, phase, status, card) {
     entry.name ? h("span", { class: "acp-tag acp-tool-name" }, text(entry.name)) : null,
     h("span", { class: "acp-spacer" }),
     elapsed(entry, ctx),
-    statusBadge(phase, status),
+    entry.background ? backgroundBadge(status) : statusBadge(phase, status),
     entry.cancellable ? cancelButton(entry, ctx) : null);
   head.addEventListener("click", (ev) => {
     if (ev.target.closest("button, a")) return;
@@ -91,7 +93,8 @@ function locations(locs, ctx) {
   return row;
 }
 
-function labLink(rel, label, path) {
+/** A link JupyterLab opens with `docmanager:open` (`rel`: relative to the server root). */
+export function labLink(rel, label, path) {
   const a = h("a", { class: "acp-loc acp-loc-link", href: "#", title: `Open ${text(path)}` }, label);
   a.dataset.commandlinkerCommand = "docmanager:open";
   a.dataset.commandlinkerArgs = JSON.stringify({ path: rel });

@@ -17,7 +17,9 @@ function setProps(el, props) {
     if (k === "class") el.className = v;
     else if (k === "text") el.textContent = v;
     else if (k === "on") for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
-    else if (k === "dataset") for (const [dk, dv] of Object.entries(v)) el.dataset[dk] = dv;
+    else if (k === "dataset") {
+      for (const [dk, dv] of Object.entries(v)) if (dv != null) el.dataset[dk] = dv;
+    }
     else if (PROPS.has(k)) el[k] = v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
@@ -30,6 +32,15 @@ export function append(el, children) {
     el.append(c instanceof Node ? c : String(c));
   }
   return el;
+}
+
+/**
+ * Replace el's children (nested arrays allowed; null/false skipped, strings as text). The DOM's own
+ * replaceChildren/append would show a null child as the text "null".
+ */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
 }
 
 /** Any agent value as display text (objects as compact JSON). */
@@ -86,8 +97,9 @@ export function fmtCount(n) {
   return String(n);
 }
 
-/** Byte count as "512 B", "1.5 KB", "2.0 MB". */
+/** Byte count as "512 B", "1.5 KB", "2.0 MB" ("" for a missing or non-finite count, never "NaN MB"). */
 export function fmtBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "";
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;

@@ -2,7 +2,7 @@
 // the selected message as pretty JSON with its request/response link; picking a message shows the
 // state right after it (the kernel re-enacts it), picking a card highlights the messages that built it.
 import { highlightTextNodes } from "./hl.js";
-import { h, fmtBytes } from "./util.js";
+import { fill, fmtBytes, h, text } from "./util.js";
 import { XRayList } from "./xraylist.js";
 
 const HIGHLIGHT_MAX = 60000; // characters of JSON coloured (longer: plain text)
@@ -59,8 +59,8 @@ export class XRayPanel {
     const summary = h("summary", null, `Doctor: ${errors} violation${errors === 1 ? "" : "s"}, ${findings.length - errors} hazard${findings.length - errors === 1 ? "" : "s"}`);
     const items = findings.map((f) =>
       h("div", { class: `acp-xray-finding acp-sev-${f.severity === "error" ? "error" : "warning"}` },
-        h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(f.index) } }, `#${f.index}`),
-        h("code", null, String(f.code)), " ", String(f.message)),
+        h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(f.index) } }, `#${text(f.index)}`),
+        h("code", null, text(f.code)), " ", text(f.message)),
     );
     this.findingsBox.replaceChildren(summary, ...items);
     this.list.draw();
@@ -110,20 +110,20 @@ export class XRayPanel {
     if (d.error || d.gone) return this.detail.replaceChildren(h("div", { class: "acp-muted" }, d.error || `message #${d.index} is no longer kept`));
     const r = d.row || {};
     const link = r.link != null ? h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(r.link, true) } }, r.kind === "request" ? `response #${r.link}` : `request #${r.link}`) : null;
-    const where = [r.dir === "out" ? "client → agent" : "agent → client", r.kind, r.id != null ? `id ${r.id}` : null, fmtBytes(r.size), typeof r.t === "number" ? `${r.t.toFixed(3)} s` : null];
-    const head = h("div", { class: "acp-xray-detail-head" }, h("strong", null, `#${d.index} ${r.label || ""}`), " ", h("span", { class: "acp-muted" }, where.filter(Boolean).join(" · ")), " ", link);
-    const findings = (d.findings || []).map((f) => h("div", { class: `acp-xray-finding acp-sev-${f.severity === "error" ? "error" : "warning"}` }, h("code", null, String(f.code)), " ", String(f.message), f.cite ? h("div", { class: "acp-xray-cite acp-muted" }, String(f.cite)) : null));
+    const where = [r.dir === "out" ? "client → agent" : "agent → client", r.kind, r.id != null ? `id ${text(r.id)}` : null, fmtBytes(r.size), typeof r.t === "number" ? `${r.t.toFixed(3)} s` : null];
+    const head = h("div", { class: "acp-xray-detail-head" }, h("strong", null, `#${text(d.index)} ${text(r.label)}`), " ", h("span", { class: "acp-muted" }, where.filter(Boolean).join(" · ")), " ", link);
+    const findings = (d.findings || []).map((f) => h("div", { class: `acp-xray-finding acp-sev-${f.severity === "error" ? "error" : "warning"}` }, h("code", null, text(f.code)), " ", text(f.message), f.cite ? h("div", { class: "acp-xray-cite acp-muted" }, text(f.cite)) : null));
     const pre = h("pre", { class: "acp-xray-json" }, h("code", null, String(d.json ?? "")));
     if (String(d.json || "").length <= HIGHLIGHT_MAX && r.kind !== "stdout" && r.kind !== "stderr") highlightTextNodes(pre, "json");
     const cut = d.cut ? h("div", { class: "acp-muted" }, "(cut: the trace file holds it whole)") : null;
-    this.detail.replaceChildren(head, ...findings, pre, cut);
+    fill(this.detail, head, findings, pre, cut); // cut is null unless the message was cut
   }
 
   /** The source could not answer (a saved notebook whose kernel has not this view): say so once. */
   unreachable(message) {
     if (this.el.querySelector(".acp-xray-unreachable")) return;
-    const text = `${message}. The rows live in the kernel: a saved notebook keeps only the counts and findings (export_html keeps the messages).`;
-    this.list.el.before(h("div", { class: "acp-xray-note acp-xray-unreachable" }, text));
+    const why = `${message}. The rows live in the kernel: a saved notebook keeps only the counts and findings (export_html keeps the messages).`;
+    this.list.el.before(h("div", { class: "acp-xray-note acp-xray-unreachable" }, why));
   }
 
   note(message) {

@@ -1,6 +1,6 @@
 // The X-ray's message list, virtualised: fixed-height rows, only those in view are in the DOM, and
 // rows are fetched from the source a page at a time (a bounded number of pages kept).
-import { h, fmtBytes } from "./util.js";
+import { fmtBytes, h, text } from "./util.js";
 
 export const ROW_H = 22;
 const PAGE = 100;
@@ -112,14 +112,14 @@ export class XRayList {
   }
 
   rowNode(r) {
-    const label = r.kind === "stdout" || r.kind === "stderr" ? `${r.kind}: ${r.text || ""}` : r.label;
+    const label = r.kind === "stdout" || r.kind === "stderr" ? `${r.kind}: ${r.text || ""}` : text(r.label);
     const node = h(
       "div",
       { class: `acp-xray-row acp-xray-${r.dir === "out" ? "out" : "in"} acp-xray-k-${safe(r.kind)}`, dataset: { index: String(r.i) }, role: "option" },
       h("span", { class: "acp-xray-i" }, `#${r.i}`),
       h("span", { class: "acp-xray-dir", title: r.dir === "out" ? "client → agent" : "agent → client" }, ARROW[r.dir] || "·"),
       h("span", { class: "acp-xray-label", title: label }, label),
-      r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${String(r.id)}`) : null,
+      r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${text(r.id)}`) : null,
       r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,
       h("span", { class: "acp-xray-size" }, fmtBytes(r.size)),
       h("span", { class: "acp-xray-t" }, typeof r.t === "number" ? `${r.t.toFixed(3)}s` : ""),

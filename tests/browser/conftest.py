@@ -11,6 +11,10 @@
   log tail are appended to the report and a screenshot goes to ``test-artifacts/``.
 - ``wait_value(page, js, want, what)``: the bounded wait on an element's state that tests use
   before asserting on it (polled in the page; on timeout it fails showing the last value).
+- The view-text guard (autouse, no opting in): every page a test leaves — closed, navigated away,
+  or still open when the test ends, whoever made it — is scanned by ``bad_view_text``; a view that
+  shows ``null``, ``undefined``, ``NaN`` or ``[object Object]`` as text fails the test, naming the
+  element path.
 """
 
 from __future__ import annotations
@@ -465,3 +469,241 @@ _OUTPUTS_JS = """() => [...document.querySelectorAll('.jp-Cell')].map((c, i) => 
   const text = out ? out.innerText.slice(0, 3000) : '';
   return `cell ${i}: ${text}`;
 }).join('\\n')"""
+
+
+# -- the view-text guard ----------------------------------------------------------------------------
+# What counts as "a view shows it": a text node inside one of our views (any element with an
+# ``acp-`` class: session and header views, the revert bar, the X-ray, the compare grid, the secret
+# form, an exported page's view; shadow roots included) whose text holds ``null``, ``undefined`` or
+# ``NaN`` as a whole word or ``[object Something]`` anywhere; or a ``title`` / ``aria-label`` /
+# ``alt`` / ``placeholder`` of a rendered element that is one of those words (or holds
+# ``[object …]``). Verbatim text is not looked at: <pre>, <code> and the like (folded raw
+# input/output, the X-ray's JSON pane, commands, paths, code blocks), xterm, diff lines (a file's
+# content), form fields (what the user types), anything under ``[data-acp-verbatim]``; nor anything
+# outside our views (the user's cells, JupyterLab itself).
+# Besides the DOM as it is when the page is left, an observer put in every page at its start
+# (``add_init_script`` on every context) records such text whenever it is added, so a word that a
+# later redraw replaced (the Revert bar's ``null`` before a click) still fails the test.
+_VIEW_TEXT_LIB = r"""(() => {
+  if (window.__acpViewText) return window.__acpViewText;
+  const BAD = /(?<![\w$])(?:null|undefined|NaN)(?![\w$])|\[object [A-Z]\w*\]/;
+  const OBJECT = /\[object [A-Z]\w*\]/;
+  const WHOLE = new Set(["null", "undefined", "NaN"]);
+  const ATTRS = ["title", "aria-label", "alt", "placeholder"];
+  const VERBATIM = "pre, code, kbd, samp, textarea, input, select, script, style, template, noscript,"
+    + " svg, .xterm, .d2h-code-line, .d2h-code-side-line, [data-acp-verbatim]";
+  const ours = (el) => !!el.classList && [...el.classList].some((c) => c.startsWith("acp-"));
+  const up = (el) => el.parentElement || (el.parentNode instanceof ShadowRoot ? el.parentNode.host : null);
+  const inView = (el) => {
+    for (; el; el = up(el)) if (ours(el)) return true;
+    return false;
+  };
+  const verbatim = (el) => {
+    for (; el; el = up(el)) if (el.matches(VERBATIM)) return true;
+    return false;
+  };
+  const name = (el) => {
+    const cls = [...el.classList].filter((c) => c.startsWith("acp-")).slice(0, 2).map((c) => `.${c}`);
+    const key = el.dataset && el.dataset.key ? `[data-key="${el.dataset.key}"]` : "";
+    return el.localName + (el.id ? `#${el.id}` : "") + cls.join("") + key;
+  };
+  // from the outermost element of our views down to `el` ("#shadow-root" where it crosses one)
+  const pathOf = (el) => {
+    const chain = [];
+    for (; el; el = up(el)) {
+      chain.push([name(el), ours(el)]);
+      if (!el.parentElement && el.parentNode instanceof ShadowRoot) chain.push(["#shadow-root", false]);
+    }
+    let top = chain.length - 1;
+    while (top > 0 && !chain[top][1]) top--;
+    return chain.slice(0, top + 1).reverse().map((c) => c[0]).join(" > ");
+  };
+  const clip = (s) => JSON.stringify(s.length > 120 ? s.slice(0, 120) + "…" : s);
+  const textHit = (node) => {
+    const el = node.parentElement || (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
+    if (!el || !BAD.test(node.nodeValue) || !inView(el) || verbatim(el)) return null;
+    return `${pathOf(el)}: text ${clip(node.nodeValue.trim())}`;
+  };
+  // a tooltip or label counts where it can be seen: on a rendered element (ipywidgets gives the
+  // hidden description <label> of every HTML widget title="null")
+  const attrHits = (el) => ATTRS.flatMap((a) => {
+    const v = el.getAttribute(a);
+    if (v == null || !(WHOLE.has(v.trim()) || OBJECT.test(v)) || !el.checkVisibility()) return [];
+    return [`${pathOf(el)}: ${a}=${clip(v)}`];
+  });
+  // the DOM now: every text node and attribute of our views, shadow roots included
+  const scan = () => {
+    const found = [];
+    const walk = (node) => {
+      for (const child of node.childNodes) {
+        if (found.length >= 20) return;
+        if (child.nodeType === Node.TEXT_NODE) {
+          const hit = textHit(child);
+          if (hit) found.push(hit);
+        } else if (child.nodeType === Node.ELEMENT_NODE && !child.matches(VERBATIM)) {
+          found.push(...attrHits(child));
+          walk(child);
+          if (child.shadowRoot) walk(child.shadowRoot);
+        }
+      }
+    };
+    const all = document.querySelectorAll('[class*="acp-"]');
+    const roots = [...all].filter((el) => ours(el) && !inView(up(el)));
+    for (const root of roots) {
+      found.push(...attrHits(root));
+      walk(root);
+      if (root.shadowRoot) walk(root.shadowRoot);
+    }
+    return found;
+  };
+  // text added since the page started (cheap: one textContent test per added subtree)
+  const seen = [];
+  const added = (node) => {
+    if (seen.length >= 20) return;
+    if (node.nodeType === Node.TEXT_NODE) {
+      const hit = textHit(node);
+      if (hit && !seen.includes(hit)) seen.push(hit);
+    } else if (node.nodeType === Node.ELEMENT_NODE && BAD.test(node.textContent || "")) {
+      const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+      for (let t; (t = walker.nextNode()); ) added(t);
+    }
+  };
+  const watch = () => new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "characterData") added(r.target);
+      else for (const n of r.addedNodes) added(n);
+    }
+  }).observe(document, { childList: true, subtree: true, characterData: true });
+  const report = () => {
+    const now = scan();
+    return [...now, ...seen.filter((s) => !now.includes(s)).map((s) => `${s} (shown earlier, gone since)`)];
+  };
+  return (window.__acpViewText = { scan, watch, report, seen });
+})()"""
+VIEW_TEXT_INIT_JS = _VIEW_TEXT_LIB + ".watch();"
+VIEW_TEXT_JS = f"() => {_VIEW_TEXT_LIB}.report()"
+
+
+def bad_view_text(page) -> list[str]:
+    """Where the views on ``page`` show ``null``, ``undefined``, ``NaN`` or ``[object …]`` as text:
+    one line per place, ``element path: text "…"``, now or (with the page's observer) earlier.
+    What is looked at: see the comment above ``_VIEW_TEXT_LIB``."""
+    return page.evaluate(VIEW_TEXT_JS)
+
+
+class ViewTextGuard:
+    """Scans every page a test leaves with ``bad_view_text``: before it is closed (page, context or
+    browser), before it navigates elsewhere (``goto``, ``reload``), and, for the pages still open,
+    when the test ends. Browsers are tracked from ``BrowserType.launch`` and every new context gets
+    the observer, so pages of fixtures and of tests that launch their own browser are covered alike."""
+
+    def __init__(self) -> None:
+        self.browsers: list = []
+        self.active = False
+        self.found: list[str] = []
+
+    def pages(self) -> list:
+        out = []
+        for browser in self.browsers:
+            with contextlib.suppress(Exception):
+                if browser.is_connected():
+                    out.extend(page for ctx in browser.contexts for page in ctx.pages)
+        return out
+
+    def check(self, page, when: str) -> None:
+        if not self.active:
+            return
+        try:
+            if page.is_closed() or page.url in ("", "about:blank"):
+                return
+            url, bad = page.url, bad_view_text(page)
+        except Exception:  # the page crashed, is navigating or went away: nothing left to read
+            return
+        for place in bad:
+            line = f"{url.split('?', 1)[0]} ({when}): {place}"
+            if line not in self.found:
+                self.found.append(line)
+
+    def begin(self) -> None:
+        self.active, self.found = True, []
+
+    def end(self) -> list[str]:
+        for page in self.pages():
+            self.check(page, "open when the test ended")
+        self.active = False
+        return self.found
+
+    def install(self, mp: pytest.MonkeyPatch) -> None:
+        from playwright.sync_api import Browser, BrowserContext, BrowserType, Page
+
+        guard = self
+
+        def wrap(cls, name: str, before: Callable | None = None, after: Callable | None = None) -> None:
+            orig = getattr(cls, name)
+
+            def patched(self, *args, **kwargs):
+                if before:
+                    before(self)
+                result = orig(self, *args, **kwargs)
+                if after:
+                    after(result)
+                return result
+
+            patched.__wrapped__ = orig
+            mp.setattr(cls, name, patched)
+
+        def launched(browser) -> None:
+            guard.browsers = [b for b in guard.browsers if b.is_connected()] + [browser]
+
+        def leave_all(pages_of: Callable[[], list], when: str) -> None:
+            try:
+                pages = list(pages_of())
+            except Exception:  # already closed
+                return
+            for page in pages:
+                guard.check(page, when)
+
+        def every_page(browser) -> list:
+            return [page for ctx in browser.contexts for page in ctx.pages]
+
+        wrap(BrowserType, "launch", after=launched)
+        wrap(Browser, "new_context", after=lambda ctx: ctx.add_init_script(VIEW_TEXT_INIT_JS))
+        wrap(Browser, "new_page", after=lambda page: page.add_init_script(VIEW_TEXT_INIT_JS))
+        wrap(Page, "close", before=lambda page: guard.check(page, "closed"))
+        wrap(Page, "goto", before=lambda page: guard.check(page, "left by goto"))
+        wrap(Page, "reload", before=lambda page: guard.check(page, "reloaded"))
+        wrap(BrowserContext, "close", before=lambda ctx: leave_all(lambda: ctx.pages, "closed"))
+        wrap(Browser, "close", before=lambda b: leave_all(lambda: every_page(b), "closed"))
+
+
+_GUARD = ViewTextGuard()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _view_text_guard() -> Iterator[ViewTextGuard]:
+    """Installs the guard's hooks on Playwright for the whole browser suite (no test opts in)."""
+    pytest.importorskip("playwright.sync_api")
+    with pytest.MonkeyPatch.context() as mp:
+        _GUARD.install(mp)
+        yield _GUARD
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Around each browser test: scan the pages it leaves; fail it if a view shows a bad word."""
+    _GUARD.begin()
+    try:
+        result = yield
+    except BaseException as exc:
+        found = _GUARD.end()
+        if found:
+            exc.add_note("a view also showed null/undefined/NaN/[object …] as text:\n  " + "\n  ".join(found))
+        raise
+    found = _GUARD.end()
+    if found:
+        pytest.fail(
+            "a view shows null/undefined/NaN/[object …] as text (the guard in tests/browser/conftest.py):\n  "
+            + "\n  ".join(found),
+            pytrace=False,
+        )
+    return result

@@ -128,13 +128,16 @@ class TeeStream:
         return [m for m in _messages(self.sent) if "method" not in m and m.get("id") == request_id]
 
 
-async def open_agent(name: str, env: dict[str, str], cwd: Path, **options: Any) -> tuple[Agent, TeeStream]:
-    """Spawn the real agent ``name`` with ``env`` and initialize it through a ``TeeStream``."""
+async def open_agent(
+    name: str, env: dict[str, str], cwd: Path, protocol_version: int = 2, **options: Any
+) -> tuple[Agent, TeeStream]:
+    """Spawn the real agent ``name`` with ``env`` and initialize it through a ``TeeStream``
+    (offering ``protocol_version``: 2, or 1 to force a v1 conversation)."""
     process = await AgentProcess.spawn(COMMANDS[name], str(cwd), env)
     tee = TeeStream(process)
     agent = Agent(tee, **options)
     try:
-        await agent.initialize(2)
+        await agent.initialize(protocol_version)
     except BaseException:
         await agent.close(0.5)
         raise
@@ -160,7 +163,11 @@ def descendants(pid: int) -> list[int]:
     while todo and len(found) < 10_000:
         current = todo.pop()
         found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*"):
+        try:  # a process may end while we look
+            tasks = list(Path(f"/proc/{current}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 todo += [int(child) for child in (task / "children").read_text().split()]
             except (OSError, ValueError):

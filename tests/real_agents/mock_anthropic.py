@@ -16,11 +16,13 @@ whose last user message carries the ``tool_result`` of that tool use (so the ste
 only runs once the agent really sent the read's result). A main-loop request (one that offers
 tools) that matches no step is answered with a visible "no scripted reply" text and counted in
 ``mock.unmatched``. Requests without tools are the agent's side calls (titles, summaries); they
-get ``Script.side_reply``.
+get ``Script.side_reply``. A prompt-suggestion request (``[SUGGESTION MODE: ...]``, which offers
+tools) gets an empty text: no suggestion.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -33,6 +35,7 @@ from tests.real_agents.harness import LocalServer
 
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization"})
 NO_REPLY = "(mock anthropic: no scripted reply for this request)"
+SUGGESTION = "[SUGGESTION MODE:"
 
 
 def text(value: str) -> dict[str, Any]:
@@ -100,7 +103,7 @@ class Logged:
     path: str
     headers: dict[str, str]
     body: Any
-    answer: str  # "step N", "unmatched", "side", "count_tokens", "head", "404"
+    answer: str  # "step N", "unmatched", "side", "suggestion", "count_tokens", "head", "404"
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -152,8 +155,8 @@ class MockAnthropic:
         return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0] == "/v1/messages"]
 
     def main_requests(self) -> list[Logged]:
-        """The Messages requests of the agent's main loop (those offering tools)."""
-        return [r for r in self.messages_requests() if r.tool_names]
+        """The Messages requests of the agent's main loop (those offering tools, not suggestions)."""
+        return [r for r in self.messages_requests() if r.tool_names and r.answer != "suggestion"]
 
     @property
     def unmatched(self) -> list[Logged]:
@@ -170,6 +173,8 @@ class MockAnthropic:
         with self._lock:
             if not body.get("tools"):
                 return "side", [text(self.script.side_reply)], "end_turn"
+            if _is_suggestion(body):  # the CLI's guess at the user's next prompt: stay silent
+                return "suggestion", [text("")], "end_turn"
             step = self.script.choose(body)
             if step is None:
                 return "unmatched", [text(NO_REPLY)], "end_turn"
@@ -248,6 +253,12 @@ def _last_user_message(messages: Any) -> list[dict[str, Any]]:
     return _blocks(users[-1].get("content")) if users else []
 
 
+def _is_suggestion(body: dict[str, Any]) -> bool:
+    """A prompt-suggestion request (claude-agent-acp >= 0.95 asks after a turn, with tools)."""
+    last = _last_user_message(body.get("messages"))
+    return any(b.get("text", "").startswith(SUGGESTION) for b in last if b.get("type") == "text")
+
+
 def _handler(mock: MockAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "mock-anthropic/1"
@@ -279,7 +290,8 @@ def _handler(mock: MockAnthropic) -> type[BaseHTTPRequestHandler]:
             elif path == "/v1/messages" and isinstance(body, dict):
                 label, blocks, stop = mock._reply(body)
                 self._log(body, label)
-                self._answer(body, blocks, stop)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # aborted (a cancel)
+                    self._answer(body, blocks, stop)
             else:
                 self._log(body, "404")
                 self._json(404, _error("not_found_error", f"mock: no {self.path}"))

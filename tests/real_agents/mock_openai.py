@@ -1,9 +1,10 @@
 """A local mock of the OpenAI Responses API, scripted turn by turn, for the real Codex agent.
 
-Codex (through a custom ``model_provider`` whose ``base_url`` is ``MockOpenAI.base_url``) posts
-each model turn to ``POST /v1/responses`` and reads the answer as server-sent events. The mock
-serves a list of ``Step``: every ``/responses`` request takes the next step, whose ``when``
-predicate must hold for the input the request carried (else the mock answers
+Codex (through a custom ``model_provider`` whose ``base_url`` is ``MockOpenAI.base_url`` and
+``wire_api = "responses"``) posts each model turn to ``POST /v1/responses`` and reads the answer as
+server-sent events (measured with codex 0.166 under codex-acp 2.6: plain HTTP + SSE, no websocket,
+no ``/models``). The mock serves a list of ``Step``: every ``/responses`` request takes the next
+step, whose ``when`` predicate must hold for the input the request carried (else the mock answers
 ``response.failed`` and records the mismatch in ``failures``) — so a script cannot run ahead of
 what codex really sent. A step's reply is a list of output items (``message``,
 ``function_call``, ``custom_tool_call``), streamed the way the real API does:
@@ -11,10 +12,14 @@ what codex really sent. A step's reply is a list of output items (``message``,
 (``response.output_text.delta`` / ``response.function_call_arguments.delta`` + ``.done``),
 ``response.output_item.done``, then ``response.completed`` with usage.
 
+Codex 0.166 also asks the model, after a thread's first turn, for a title ("Your task is to
+generate a very short title ..."): those requests take no step; the mock answers them with
+``title`` (``title_requests()`` lists them).
+
 Every request is logged (``requests``: method, path, headers with secrets redacted, JSON body);
-``GET .../models`` gets an empty list, any other path a 404 (codex 0.16.0 with a custom provider
-asks for nothing but ``/v1/responses``; tests assert that). The server binds 127.0.0.1 on a
-random port and runs in a daemon thread; ``close()`` stops it.
+``GET .../models`` gets an empty list, any other path a 404 (tests assert codex asks for nothing
+but ``/v1/responses``). The server binds 127.0.0.1 on a random port and runs in a daemon thread;
+``close()`` stops it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from tests.real_agents.harness import LocalServer
 
+TITLE_PROMPT = "Your task is to generate a very short title"
 SECRET_HEADERS = frozenset({"authorization", "cookie", "openai-api-key", "x-api-key", "chatgpt-account-id"})
 Item = dict[str, Any]
 Predicate = Callable[["Request"], bool]
@@ -70,6 +76,12 @@ class Request:
     def last(self) -> Item:
         """The last input item (what this turn answers)."""
         return self.input[-1] if self.input else {}
+
+    @property
+    def is_title(self) -> bool:
+        """Whether this is codex's request for a thread title (not a turn of the script)."""
+        texts = self.user_texts()
+        return bool(texts) and texts[-1].startswith(TITLE_PROMPT)
 
     def tool_names(self) -> list[str]:
         """The names of the tools codex offered the model."""
@@ -198,8 +210,9 @@ def _item_events(item: Item, index: int, chunk: int) -> list[dict[str, Any]]:
 class MockOpenAI:
     """The mock server: ``steps`` are served in order; ``requests`` and ``failures`` are logged."""
 
-    def __init__(self, steps: Sequence[Step] = ()) -> None:
+    def __init__(self, steps: Sequence[Step] = (), title: str = "Mock title") -> None:
         self.steps: list[Step] = list(steps)
+        self.title = title
         self.requests: list[Request] = []
         self.failures: list[str] = []
         self._served = 0
@@ -224,7 +237,14 @@ class MockOpenAI:
             return self.steps[self._served :]
 
     def model_requests(self) -> list[Request]:
-        """The ``/responses`` requests, in order."""
+        """The ``/responses`` requests of the script (title requests left out), in order."""
+        return [r for r in self._responses() if not r.is_title]
+
+    def title_requests(self) -> list[Request]:
+        """Codex's requests for a thread title, in order."""
+        return [r for r in self._responses() if r.is_title]
+
+    def _responses(self) -> list[Request]:
         return [r for r in list(self.requests) if r.path.split("?")[0].rstrip("/").endswith("/responses")]
 
     def close(self) -> None:
@@ -240,6 +260,9 @@ class MockOpenAI:
                 return 200, "application/json", b'{"object": "list", "data": [], "models": []}'
             if request.method != "POST" or not path.endswith("/responses"):
                 return 404, "application/json", b'{"error": {"message": "not mocked"}}'
+            if request.is_title:
+                reply = stream_events(f"resp_title_{len(self.title_requests())}", [message(self.title)])
+                return 200, "text/event-stream", sse(reply)
             index = self._served
             step = self.steps[index] if index < len(self.steps) else None
             if step is None or not step.when(request):

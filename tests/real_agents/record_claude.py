@@ -1,11 +1,13 @@
 """Record ``acp_notebook/traces/claude_v1.jsonl``: one real claude-agent-acp turn, offline.
 
 ``python tests/real_agents/record_claude.py [OUT]`` runs the agent of ``test_claude.py`` against
-the mock model server in a neutral project (``/tmp/acp-claude/project``, ``app.py``): the model
-reads the file, edits it (the permission is allowed once), runs ``printf`` with Bash and answers
-with text. The trace's header names the command ``claude-agent-acp`` (not this machine's path);
-this checkout's path to the npm launcher (in ``authMethods``) is cut; the script fails if the
-mock's key or this checkout's path appears in the trace.
+the mock model server in a neutral project (``/tmp/acp-claude/project``, ``app.py``), over v1 (the
+client forces ``protocolVersion: 1``; claude-agent-acp >= 0.95 would answer 2 to our default offer)
+in Manual mode (its default, ``auto``, never asks): the model reads the file, edits it (the
+permission is allowed once), runs ``printf`` with Bash and answers with text. The trace's header
+names the command ``claude-agent-acp`` (not this machine's path); this checkout's path to the npm
+launcher (in ``authMethods``) is cut; the script fails if the mock's key or this checkout's path
+appears in the trace.
 """
 
 from __future__ import annotations
@@ -49,9 +51,12 @@ async def record(out: Path) -> None:
         process.argv = ["claude-agent-acp"]  # the header names the agent, not this machine's path
         agent = Agent(process, record=out)
         try:
-            await agent.initialize(2)
+            await agent.initialize(1)
             session = await asyncio.wait_for(agent.new_session(cwd=project), 60)
-            session.permission_handler = lambda request: "allow"
+            await asyncio.wait_for(session.set_config_option("mode", "default"), 60)
+            session.permission_handler = lambda request: next(
+                o["optionId"] for o in request.options if o["kind"] == "allow_once"
+            )
             await asyncio.wait_for(session.prompt(f"[turn] {PROMPT}"), 60)
         finally:
             await agent.close()

@@ -4,8 +4,9 @@ claude-agent-acp advertises HTTP MCP servers, so the session hands it the kernel
 a bearer token. The scripted model (``mock_anthropic``) lists the shared variables, describes the
 shared DataFrame, tries an unshared name, then runs code on the frame that computes and plots;
 the test checks what the agent received for each call (the mock's log of tool results), the
-cards, the permission Claude asked before ``run_code`` (which the server then honours instead of
-asking again), the image that came back, and that nothing unshared was visible.
+cards, the permission Claude asked before ``run_code`` in Manual mode (which the server then honours
+instead of asking again), the image that came back, that nothing unshared was visible, and that the
+wire equals the state.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import pytest
 
 from acp_notebook.policies import allow
 from tests.real_agents.mock_anthropic import text, tool_use
-from tests.real_agents.test_claude import TURN, Run, _agents_installed, claude  # noqa: F401
+from tests.real_agents.test_claude import (  # noqa: F401
+    TURN,
+    Run,
+    _agents_installed,
+    assert_wire_equals_state,
+    claude,
+)
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
@@ -31,10 +38,22 @@ CODE = (
 )
 
 
+NOTEBOOK_TOOLS = (
+    "mcp__notebook__list_variables",
+    "mcp__notebook__describe_variable",
+    "mcp__notebook__run_code",
+)
+
+
 def _script(run: Run) -> None:
+    # claude-agent-acp >= 0.95 defers MCP tools: the model loads their schemas with ToolSearch first
+    query = "select:" + ",".join(NOTEBOOK_TOOLS)
     run.script.prompt(
-        "[data]", text("Let me look."), tool_use("toolu_list", "mcp__notebook__list_variables", {})
+        "[data]",
+        text("Let me look."),
+        tool_use("toolu_search", "ToolSearch", {"query": query, "max_results": 3}),
     )
+    run.script.after("toolu_search", tool_use("toolu_list", "mcp__notebook__list_variables", {}))
     run.script.after("toolu_list", tool_use("toolu_desc", "mcp__notebook__describe_variable", {"name": "df"}))
     run.script.after(
         "toolu_desc", tool_use("toolu_secret", "mcp__notebook__describe_variable", {"name": "secret"})
@@ -60,15 +79,14 @@ async def test_claude_lists_describes_and_runs_code_on_a_shared_frame(claude: Ru
         claude.agent.new_session(cwd=claude.project, share={"df": df}, run_code=True), TURN
     )
     assert session.notebook.entry["type"] == "http"
+    await asyncio.wait_for(session.set_config_option("mode", "default"), TURN)  # Manual: Claude asks
     session.permission_handler = allow()
     assert await asyncio.wait_for(session.prompt("[data] What is in my data?"), TURN) == "end_turn"
 
-    offered = claude.mock.main_requests()[0].tool_names
-    assert {
-        "mcp__notebook__list_variables",
-        "mcp__notebook__describe_variable",
-        "mcp__notebook__run_code",
-    } <= set(offered)
+    # deferred: named in the first request's reminder, offered (loaded) after the ToolSearch
+    first, *later = claude.mock.main_requests()
+    assert all(name in json.dumps(first.messages) for name in NOTEBOOK_TOOLS)
+    assert set(NOTEBOOK_TOOLS) <= set(later[0].tool_names), later[0].tool_names
     results = {k: v for r in claude.mock.main_requests() for k, v in r.tool_results().items()}
     listed = json.loads(_result_text(results["toolu_list"]))
     assert [row["name"] for row in listed] == ["df"] and "token" not in _result_text(results["toolu_list"])
@@ -96,4 +114,7 @@ async def test_claude_lists_describes_and_runs_code_on_a_shared_frame(claude: Ru
     assert log == [("list_variables", None, None), ("describe_variable", "df", None),
                    ("describe_variable", "secret", "not shared"), ("run_code", None, None)]  # fmt: skip
     assert claude.mock.unmatched == [] and claude.script.unused() == []
+    # the client marks the call whose code the kernel ran (`extra`, so it shows in `to_dict()`)
+    assert_wire_equals_state(claude, session, client_added={"toolu_run": {"notebook_ran": True}})
+    claude.figures(session)
     await claude.close_and_check()

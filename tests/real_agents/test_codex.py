@@ -1,36 +1,49 @@
-"""The real Codex agent (``codex-acp``, pinned) through our client, offline.
+"""The real Codex agent (``@agentclientprotocol/codex-acp``, pinned) through our client, offline.
 
-codex-acp's npm launcher starts its native binary (codex core 0.137.0), which talks to
-``mock_openai`` — the Responses API on 127.0.0.1 — through a custom ``model_provider`` in a
-temporary ``CODEX_HOME``. The scripted model calls codex's own tools, ``exec_command`` (a shell)
-and the freeform ``apply_patch``, which codex runs for real in a temporary project. codex-acp
-speaks ACP v1: tool calls come as ``tool_call`` + ``tool_call_update``; shell output comes in the
-``_meta.terminal_*`` extension the client offers.
+codex-acp 2.6 is a Node adapter over Codex's app-server: ``node .bin/codex-acp`` starts
+``codex app-server`` (``@openai/codex`` 0.166, a native binary), which talks to ``mock_openai`` —
+the Responses API on 127.0.0.1 — through a custom ``model_provider`` in a temporary
+``CODEX_HOME``. The scripted model calls codex's own tools, ``exec_command`` (a shell) and the
+freeform ``apply_patch``, which codex runs for real in a temporary project.
 
-What codex needs here (measured): ``model = "gpt-5.5"`` (a model it has metadata for: an unknown
-one adds a "Model metadata ... not found" agent message and offers no ``apply_patch``);
-``approval_policy = "untrusted"`` (it asks ACP permission for every edit and for any command not
-on its safe list — ``cat`` is on it, ``printf``/``sleep`` are not); ``sandbox_mode =
-"danger-full-access"`` (the default sandbox needs ``bwrap``: ``test_default_sandbox_without_bwrap``).
+codex-acp 2.6 answers our ``protocolVersion: 2``: tool calls are ``tool_call_update`` upserts, a
+command is an agent-owned terminal (``terminal_update`` + base64 ``terminal_output_chunk``s), the
+prompt response is an acknowledgement (``{messageId}``) and the turn ends with ``state_update``
+``idle`` + ``stopReason``; a permission request names its ``subject`` (the tool call).
 
-Two codex races shape the scripts. A command's output written before codex's streaming task
-listens is never streamed (only ``rawOutput`` has it), so the command that must show in a terminal
-sleeps first. And codex reports a longer command's end from a background task ~0.1 s after it
-exits, dropping it if the turn is over by then: with an instant mock it mostly is, so the mock
-(``Step.hold``) answers only once the end is on the wire, as a real model's latency would.
+What codex 2.6 needs and does here (measured):
+- ``approval_policy = "untrusted"`` (what the 0.16 tests used) now aborts the start
+  (``test_untrusted_approval_policy_aborts_the_start``). How it asks is the session's ``mode``
+  config option: ``agent`` (the default: approvals go to a model "Guardian" reviewer, never to
+  the client), ``workspace-write`` and ``read-only`` (approval policy ``on-request``, reviewer the
+  user: the client is asked when the model calls ``exec_command`` with ``sandbox_permissions:
+  "require_escalated"`` and a ``justification``), ``agent-full-access`` (never asks). Each turn
+  sends the mode's sandbox policy, which overrides ``sandbox_mode`` in ``config.toml``.
+- The sandbox: codex 0.166 ships its own ``bwrap`` (``codex-resources/bwrap`` next to the binary),
+  so ``workspace-write``/``read-only`` commands run sandboxed on a machine without one (the 0.16
+  tests needed ``sandbox_mode = "danger-full-access"``; a ``workspace-write`` session ignores it).
+  It needs unprivileged user namespaces; an escalated command the user approved runs outside it.
+- ``model = "gpt-5.5"``: a model codex has metadata for (else it warns and offers no
+  ``apply_patch``).
 
-Each test checks what the wire said against what our client made of it (every ``session/update``
-and permission request the ``TeeStream`` kept, folded with v1 rules, against ``session.state``),
-what codex sent the model (the mock's log), the file on disk, the stop reasons, the diagnostics,
-and that ``agent.close()`` is quick and leaves no process behind.
+Known codex bug (``test_streamed_command_loses_its_first_output``): what a streamed command prints
+in its first instants (measured: a ``printf`` after ``sleep`` 0, 0.05 or 0.1 s is lost, after 0.2 s
+it arrives) is never on the wire — not as a chunk, not in a snapshot — though the model gets it.
+A command that prints and exits at once gets one final ``terminal_update`` snapshot instead, whole.
+The wire-equals-state checks hold against the wire; the test shows the bytes codex dropped.
+
+Each test checks what the wire said against what our client made of it: every ``session/update``
+and permission request the ``TeeStream`` kept, folded here with the v2 rules, must equal
+``session.state`` (tool calls, terminals to the byte, messages, session info, run state); what codex
+sent the model (the mock's log); the file on disk; the stop reasons; that no request of the agent's
+was answered with an error; and that no process of the agent's survives ``agent.close()``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import base64
 import re
-import shlex
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -52,18 +65,38 @@ from tests.real_agents.mock_openai import (
 )
 from tests.support import running, until_async
 
-TURN = 60  # seconds: a bound for one prompt turn (each takes 0.5-3 s here)
-CLOSE_BOUND = 5.0  # seconds for agent.close(): codex-acp ignores stdin EOF, so 2 s grace, then TERM
+TURN = 60  # seconds: a bound for one prompt turn (each takes 0.3-3 s here)
+CLOSE_BOUND = 5.0  # seconds for agent.close()
 ORIGINAL = "hello\n"
+PATCHED = "hello, world\n"
 EDITED = "hello, café\n"
-NATIVE = "codex-acp-linux-x64/bin/codex-acp"
-PANIC_TAIL = "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace."
-PATCH_OPTIONS = [
-    {"optionId": "approved", "name": "Yes", "kind": "allow_once"},
-    {"optionId": "abort", "name": "No, provide feedback", "kind": "reject_once"},
+NATIVE = "/bin/codex app-server"  # @openai/codex-linux-x64/vendor/<triple>/bin/codex app-server
+TITLE = "Greeting in notes"  # what the mock answers codex's title request
+GATEWAY = {"kind": "gateway", "label": "Custom model gateway", "detail": "mock"}  # detail: provider id
+NOT_LOGGED_IN = {"kind": "none", "label": "Not logged in"}
+UNTRUSTED = 'approval_policy = "untrusted" is no longer supported; remove this setting'
+COMMAND_OPTIONS = [  # what codex offers for an escalated command (the reject ends the whole turn)
+    ("allow_once", "Yes, proceed", "allow_once"),
+    ("accept_execpolicy_amendment", None, "allow_always"),  # name: "... start with `<prefix>`"
+    ("cancel", "No, and tell Codex what to do differently", "reject_once"),
 ]
-TOOL_CALL_KINDS = ("tool_call", "tool_call_update")
-REFLECTED_KINDS = {"agent_message_chunk", "usage_update", "available_commands_update", *TOOL_CALL_KINDS}
+# every update kind a test compares with the state; any other kind fails the comparison (a new pin
+# sending something new must be read against the spec before it counts as understood)
+V2_KINDS = {
+    "user_message_chunk",
+    "agent_message_chunk",
+    "tool_call_update",
+    "terminal_update",
+    "terminal_output_chunk",
+    "state_update",
+    "usage_update",
+    "available_commands_update",
+    "config_option_update",
+    "session_info_update",
+}
+ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
+TOOL_CALL_DEFAULTS = {"kind": "other", "status": "pending", "content": [], "locations": []}
+BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 QUIET_CONFIG = """
 check_for_update_on_startup = false
 
@@ -78,9 +111,12 @@ exporter = "none"
 """
 
 
-def codex_config(base_url: str | None, sandbox: str | None = "danger-full-access") -> str:
-    """``config.toml``: the mock as model provider (``base_url`` None: codex's own default, OpenAI)."""
-    lines = ['approval_policy = "untrusted"']
+def codex_config(base_url: str | None, sandbox: str | None = None, approval: str | None = None) -> str:
+    """``config.toml``: the mock as model provider (``base_url`` None: codex's own default, OpenAI);
+    ``sandbox``/``approval``: ``sandbox_mode``/``approval_policy`` (None: codex's default)."""
+    lines = []
+    if approval is not None:
+        lines.append(f'approval_policy = "{approval}"')
     if sandbox is not None:
         lines.append(f'sandbox_mode = "{sandbox}"')
     if base_url is not None:
@@ -128,6 +164,8 @@ class Run:
     codex_home: Path
     processes: dict[int, str] = field(default_factory=dict)  # pid -> command line, before close
     close_seconds: float | None = None
+    exit_code: int | None = None
+    started: float = field(default_factory=time.monotonic)
 
     def mark(self) -> int:
         """The position on the wire now (to look at one turn's messages)."""
@@ -135,11 +173,19 @@ class Run:
 
     def since(self, mark: int) -> list[dict[str, Any]]:
         """Every message the agent sent since ``mark`` (batches flattened)."""
-        return harness._messages(self.tee.received[mark:])
+        return harness.flat_messages(self.tee.received[mark:])
 
-    def status_on_wire(self, tool_call_id: str) -> str | None:
-        """The status the wire last gave ``tool_call_id`` (safe from the mock's thread)."""
-        return fold_tool_calls(self.since(0)).get(tool_call_id, {}).get("status")
+    def auth_statuses(self) -> list[Any]:
+        """The ``params`` of every ``_auth/status_update`` notification codex sent."""
+        return [m.get("params") for m in self.since(0) if m.get("method") == "_auth/status_update"]
+
+    async def workspace_session(self) -> Any:
+        """A new session in ``workspace-write`` mode: codex asks the user before an escalation."""
+        session = await asyncio.wait_for(self.agent.new_session(cwd=self.project), TURN)
+        assert mode_of(session) == "agent"  # codex-acp's default: a model reviews, the user is not asked
+        await asyncio.wait_for(session.set_config_option("mode", "workspace-write"), TURN)
+        assert mode_of(session) == "workspace-write"
+        return session
 
     async def close(self) -> None:
         """Close the agent (once), recording its processes first and how long closing took."""
@@ -147,17 +193,19 @@ class Run:
             tree = harness.descendants(self.agent.process.pid)
             self.processes = {p: harness.cmdline(p) for p in tree}
             start = time.monotonic()
-            await self.agent.close()
+            self.exit_code = await self.agent.close()
             self.close_seconds = time.monotonic() - start
 
     async def close_and_check(self) -> None:
         """Close the agent: quickly, and none of its processes may be left (bounded wait)."""
+        assert_requests_answered(self)
         await self.close()
         commands = list(self.processes.values())
-        assert any("node" in c and ".bin/codex-acp" in c for c in commands), commands  # the launcher
-        assert any(NATIVE in c for c in commands), commands  # the native binary it spawned
+        assert any("node" in c and ".bin/codex-acp" in c for c in commands), commands  # the adapter
+        assert any(c.endswith(NATIVE) for c in commands), commands  # the app-server it spawned
         assert self.close_seconds is not None and self.close_seconds < CLOSE_BOUND, self.close_seconds
         await until_async(lambda: not self.leftovers(), 5, message=lambda: f"left: {self.leftovers()}")
+        print(f"codex closed in {self.close_seconds:.2f} s (exit code {self.exit_code})")
 
     def leftovers(self) -> list[tuple[int, str]]:
         """Processes of this run still alive: recorded ones, or any with this run's ``CODEX_HOME``."""
@@ -165,33 +213,55 @@ class Run:
         alive |= set(harness.processes_with_env("CODEX_HOME", str(self.codex_home)))
         return [(p, harness.cmdline(p)) for p in sorted(alive)]
 
+    def figures(self, session: Any, name: str) -> str:
+        """Updates, tool calls, terminal bytes and seconds of this run (``-s`` shows them)."""
+        held = sum(t.held_bytes for t in session.state.terminals.values())
+        line = (
+            f"codex figures ({name}): {len(self.tee.updates())} session/update,"
+            f" {len(session.state.tool_calls)} tool calls, {held} terminal bytes,"
+            f" {time.monotonic() - self.started:.1f} s"
+        )
+        print(line)
+        return line
+
+
+def mode_of(session: Any) -> Any:
+    """The current value of the session's ``mode`` config option."""
+    for option in session.state.config_options:
+        if option.get("configId", option.get("id")) == "mode":
+            return option.get("currentValue")
+    return None
+
 
 async def start(
     tmp_path: Path,
     *,
     provider: bool = True,
-    sandbox: str | None = "danger-full-access",
+    sandbox: str | None = None,
+    approval: str | None = None,
     key: str | None = "mock-key",
 ) -> Run:
     """The real codex and a fresh mock (its model provider unless ``provider`` is False), in a
-    project holding ``notes.txt``; ``sandbox`` None leaves codex's default."""
+    project holding ``notes.txt``."""
     project, codex_home = tmp_path / "project", tmp_path / "codex-home"
     project.mkdir()
     (project / "notes.txt").write_text(ORIGINAL)
-    mock = MockOpenAI()
-    config = codex_config(mock.base_url if provider else None, sandbox)
+    mock = MockOpenAI(title=TITLE)
+    config = codex_config(mock.base_url if provider else None, sandbox, approval)
     env = codex_env(tmp_path / "home", codex_home, config, key)
+    started = time.monotonic()
     try:
         agent, tee = await harness.open_agent("codex", env, project)
     except BaseException:
         mock.close()
         raise
-    return Run(agent, tee, mock, project, codex_home)
+    assert agent.protocol_version == 2
+    return Run(agent, tee, mock, project, codex_home, started=started)
 
 
 @pytest.fixture
 async def codex(tmp_path: Path) -> AsyncIterator[Run]:
-    """The real codex with the mock as its model provider and the full-access sandbox."""
+    """The real codex with the mock as its model provider (codex's default sandbox)."""
     run = await start(tmp_path)
     try:
         yield run
@@ -200,77 +270,168 @@ async def codex(tmp_path: Path) -> AsyncIterator[Run]:
         run.mock.close()
 
 
-# -- what the wire said, folded independently of the client ----------------------------------------
-def fold_tool_calls(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each tool call as the wire left it (v1: ``tool_call`` replaces, ``tool_call_update`` and a
-    permission request's ``toolCall`` patch their non-null fields; ``_meta`` patches by key)."""
-    calls: dict[str, dict[str, Any]] = {}
-    for m in messages:
-        params = m.get("params") or {}
-        if m.get("method") == "session/request_permission":
-            _patch(calls.setdefault(params["toolCall"]["toolCallId"], {}), params["toolCall"])
-        elif m.get("method") == "session/update" and params["update"]["sessionUpdate"] in TOOL_CALL_KINDS:
-            update = params["update"]
-            if update["sessionUpdate"] == "tool_call":
-                calls[update["toolCallId"]] = {}
-            _patch(calls.setdefault(update["toolCallId"], {}), update)
-    return calls
+# -- what the wire said, folded with the v2 rules, independently of the client -----------------------
+@dataclass
+class Folded:
+    """One session's state as its wire left it."""
+
+    tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    terminals: dict[str, dict[str, Any]] = field(default_factory=dict)  # "output" holds bytes
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    states: list[dict[str, Any]] = field(default_factory=list)  # the state_updates, in order
+    usage: dict[str, Any] = field(default_factory=dict)
+    session_info: dict[str, Any] = field(default_factory=dict)
+    lists: dict[str, list[Any]] = field(default_factory=dict)  # kind -> the last full list
+    kinds: set[str] = field(default_factory=set)
+    updates: int = 0
 
 
-def _patch(target: dict[str, Any], update: dict[str, Any]) -> None:
+def strict_b64(data: str) -> bytes:
+    """RFC 4648 base64 (the alphabet, a multiple of 4, ``=`` only at the end), decoded."""
+    assert BASE64.fullmatch(data), f"not strict base64: {data[:80]!r}"
+    return base64.b64decode(data)
+
+
+def _set_meta(target: dict[str, Any], value: Any) -> None:
+    """``_meta`` patches by top-level key: null clears it, a null key is removed."""
+    if value is None:
+        target.pop("_meta", None)
+        return
+    meta = dict(target.get("_meta") or {})
+    for key, item in value.items():
+        if item is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = item
+    target["_meta"] = meta
+
+
+def _upsert(target: dict[str, Any], update: dict[str, Any], skip: tuple[str, ...]) -> None:
+    """v2 patch: omitted keeps, ``null`` clears (to the default), a value replaces; ``_meta`` by key."""
     for key, value in update.items():
-        if key == "_meta" and isinstance(value, dict):
-            target["_meta"] = {**target.get("_meta", {}), **value}
-        elif key != "sessionUpdate" and value is not None:
+        if key in skip:
+            continue
+        if key == "_meta":
+            _set_meta(target, value)
+        elif value is None and key in TOOL_CALL_DEFAULTS and "toolCallId" in target:
+            target[key] = TOOL_CALL_DEFAULTS[key]
+        elif value is None:
+            target.pop(key, None)
+        else:
             target[key] = value
 
 
-def wire_updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The ``update`` objects of the ``session/update`` notifications among ``messages``."""
-    return [m["params"]["update"] for m in messages if m.get("method") == "session/update"]
+def _tool_call(folded: Folded, tc_id: str) -> dict[str, Any]:
+    return folded.tool_calls.setdefault(tc_id, {"toolCallId": tc_id, **TOOL_CALL_DEFAULTS})
 
 
-def terminal_meta(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """Every ``_meta[key]`` (``terminal_info``/``terminal_output``/``terminal_exit``) on the wire."""
-    return [u["_meta"][key] for u in wire_updates(messages) if key in (u.get("_meta") or {})]
+def _terminal(folded: Folded, terminal_id: str) -> dict[str, Any]:
+    return folded.terminals.setdefault(terminal_id, {"terminalId": terminal_id, "output": b""})
 
 
-async def assert_reflected(
-    run: Run, session: Any, mark: int, client_marked: dict[str, str] | None = None
-) -> list[str]:
-    """Every update and permission request since ``mark`` shows in ``session.state``; returns the
-    ids of the tool calls the wire spoke of. ``client_marked``: statuses the client set itself."""
-    client_marked = client_marked or {}
-    messages = run.since(mark)
-    updates = wire_updates(messages)
-    kinds = {u["sessionUpdate"] for u in updates}
-    assert kinds <= REFLECTED_KINDS, f"unchecked update kinds: {kinds - REFLECTED_KINDS}"
+def _referenced_terminals(folded: Folded, content: Any) -> None:
+    for item in content or []:
+        if isinstance(item, dict) and item.get("type") == "terminal":
+            _terminal(folded, item["terminalId"])
+
+
+def fold(messages: list[dict[str, Any]], session_id: str) -> Folded:
+    """Fold codex's ``session/update``s and permission requests for ``session_id``, in arrival
+    order, with the v2 rules (a permission's ``subject.toolCall`` is a tool-call upsert too)."""
+    folded = Folded()
+    for m in messages:
+        params = m.get("params") if isinstance(m.get("params"), dict) else {}
+        if params.get("sessionId") != session_id:
+            continue
+        if m.get("method") == "session/request_permission":
+            subject = params.get("subject") or {}
+            if subject.get("type") == "tool_call":
+                call = subject["toolCall"]
+                _upsert(_tool_call(folded, call["toolCallId"]), call, ("toolCallId",))
+                _referenced_terminals(folded, call.get("content"))
+        elif m.get("method") == "session/update":
+            folded.updates += 1
+            _fold_update(folded, params["update"])
+    return folded
+
+
+def _fold_update(folded: Folded, update: dict[str, Any]) -> None:
+    kind = update["sessionUpdate"]
+    folded.kinds.add(kind)
+    if kind in ROLES:  # chunks append to their message
+        message_id = update["messageId"]
+        entry = folded.messages.setdefault(
+            message_id, {"messageId": message_id, "role": ROLES[kind], "content": []}
+        )
+        entry["content"].append(update["content"])
+    elif kind == "tool_call_update":  # an upsert
+        _upsert(_tool_call(folded, update["toolCallId"]), update, ("sessionUpdate", "toolCallId"))
+        _referenced_terminals(folded, update.get("content"))
+    elif kind == "terminal_update":  # an upsert; `output` is a whole snapshot in base64
+        terminal = _terminal(folded, update["terminalId"])
+        for key, value in update.items():
+            if key == "output":
+                terminal["output"] = b"" if value is None else strict_b64(value["data"])
+            elif key not in ("sessionUpdate", "terminalId"):
+                _upsert(terminal, {key: value}, ())
+    elif kind == "terminal_output_chunk":  # each chunk decoded alone, appended
+        _terminal(folded, update["terminalId"])["output"] += strict_b64(update["data"])
+    elif kind == "state_update":
+        folded.states.append(update)
+    elif kind == "usage_update":  # used and size are required; cost: omitted keeps, null clears
+        folded.usage.update({"used": update["used"], "size": update["size"]})
+        if "cost" in update:
+            folded.usage["cost"] = update["cost"]
+    elif kind == "session_info_update":
+        _upsert(folded.session_info, update, ("sessionUpdate",))
+    elif kind in ("available_commands_update", "config_option_update"):
+        folded.lists[kind] = update["availableCommands" if kind[0] == "a" else "configOptions"]
+
+
+def assert_wire_equals_state(run: Run, session: Any) -> Folded:
+    """Every update and permission request of ``session`` on the wire, folded, equals
+    ``session.state``: tool calls and terminals whole (terminal bytes exactly), every message,
+    usage, session info, the lists, the run state and the last stop reason."""
+    folded = fold(run.since(0), session.session_id)
+    assert folded.kinds <= V2_KINDS, f"update kinds not compared: {folded.kinds - V2_KINDS}"
     state = session.state
-    calls = fold_tool_calls(messages)
-    for tc_id, wire in calls.items():
-        expected = {**wire, **({"status": client_marked[tc_id]} if tc_id in client_marked else {})}
-        mine = await until_async(lambda i=tc_id: state.tool_calls.get(i), 5, message=f"tool call {tc_id}")
-        got = mine.to_dict()
-        for key in ("title", "kind", "status", "content", "locations", "rawInput", "rawOutput"):
-            if key in expected:
-                assert got.get(key) == expected[key], (tc_id, key, got.get(key), expected[key])
-        assert mine.meta == expected.get("_meta"), tc_id
-    # v1 message chunks carry no id: compare the agent's whole text, session-wide
-    wire_text = "".join(
-        u["content"]["text"]
-        for u in wire_updates(run.since(0))
-        if u["sessionUpdate"] == "agent_message_chunk"
-    )
-    assert "".join(m.text for m in state.messages.values() if m.role == "agent") == wire_text
-    usage = [u for u in updates if u["sessionUpdate"] == "usage_update"]
-    if usage:
-        assert {k: state.usage.get(k) for k in ("used", "size")} == {
-            k: usage[-1][k] for k in ("used", "size")
-        }
-    commands = [u for u in updates if u["sessionUpdate"] == "available_commands_update"]
-    if commands:
-        assert state.available_commands == commands[-1]["availableCommands"]
-    return list(calls)
+    assert list(state.tool_calls) == list(folded.tool_calls)
+    for tc_id, wire in folded.tool_calls.items():
+        assert state.tool_calls[tc_id].to_dict() == wire, tc_id
+    assert list(state.terminals) == list(folded.terminals)
+    for terminal_id, wire in folded.terminals.items():
+        mine = state.terminals[terminal_id]
+        assert mine.output == wire["output"], (terminal_id, mine.output, wire["output"])
+        got = {k: v for k, v in mine.to_dict().items() if k != "output"}
+        assert got == {k: v for k, v in wire.items() if k != "output"}, terminal_id
+    assert list(state.messages) == list(folded.messages)
+    for message_id, wire in folded.messages.items():
+        got = state.messages[message_id].to_dict()
+        assert {k: got[k] for k in ("messageId", "role", "content")} == wire, message_id
+    if folded.usage:
+        assert {k: (state.usage or {}).get(k) for k in folded.usage} == folded.usage
+    assert state.session_info == folded.session_info
+    if "available_commands_update" in folded.lists:
+        assert state.available_commands == folded.lists["available_commands_update"]
+    if "config_option_update" in folded.lists:
+        assert state.config_options == folded.lists["config_option_update"]
+    if folded.states:
+        last = folded.states[-1]
+        assert state.run_state == last["state"]
+        assert state.background == last.get("background")  # codex never reports it: None
+        idles = [s for s in folded.states if s["state"] == "idle"]
+        if idles:
+            assert state.stop_reason == idles[-1].get("stopReason")
+    return folded
+
+
+# -- the agent's requests and our answers --------------------------------------------------------------
+def assert_requests_answered(run: Run) -> None:
+    """Every request codex sent got exactly one answer from the client, none of them an error."""
+    for request in [m for m in run.since(0) if "method" in m and "id" in m]:
+        answers = run.tee.answers_to(request["id"])
+        assert len(answers) == 1, (request["method"], answers)
+        assert "error" not in answers[0], (request["method"], answers[0])
 
 
 async def prompt(run: Run, session: Any, text: str) -> str | None:
@@ -300,24 +461,37 @@ def answer(run: Run, request: dict[str, Any]) -> dict[str, Any]:
 
 def prompt_response(run: Run, mark: int) -> dict[str, Any]:
     """The agent's response to the one ``session/prompt`` sent since ``mark``."""
-    ids = {m["id"] for m in harness._messages(run.tee.sent) if m.get("method") == "session/prompt"}
+    ids = {m["id"] for m in harness.flat_messages(run.tee.sent) if m.get("method") == "session/prompt"}
     (response,) = [m for m in run.since(mark) if "method" not in m and m.get("id") in ids]
     return response
 
 
-def diagnostics(session: Any) -> list[tuple[str, str, str]]:
-    """The session's diagnostics as ``(code, level, message)``."""
-    return [(d.code, d.level, d.message) for d in session.state.diagnostics]
+def turn_states(run: Run, mark: int) -> list[tuple[str, str | None]]:
+    """The ``state_update``s since ``mark``, as ``(state, stopReason)``."""
+    updates = [m["params"]["update"] for m in run.since(mark) if m.get("method") == "session/update"]
+    return [(u["state"], u.get("stopReason")) for u in updates if u["sessionUpdate"] == "state_update"]
 
 
-def unannounced(key: str, tool_call_id: str) -> tuple[str, str, str]:
-    """The (expected) note that codex asked permission for a tool call before announcing it."""
-    return ("permission-unknown-tool-call", "info", f"{key} concerns unknown {tool_call_id!r}")
+def wire_output(run: Run, mark: int, terminal_id: str) -> tuple[list[bytes], list[bytes]]:
+    """A terminal's output on the wire since ``mark``: its chunks' bytes and its snapshots' bytes."""
+    updates = [m["params"]["update"] for m in run.since(mark) if m.get("method") == "session/update"]
+    mine = [u for u in updates if u.get("terminalId") == terminal_id]
+    chunks = [strict_b64(u["data"]) for u in mine if u["sessionUpdate"] == "terminal_output_chunk"]
+    snapshots = [
+        strict_b64(u["output"]["data"])
+        for u in mine
+        if u["sessionUpdate"] == "terminal_update" and u.get("output")
+    ]
+    return chunks, snapshots
 
 
-def shell(call_id: str, command: str) -> dict[str, Any]:
-    """The model runs ``command`` with codex's ``exec_command`` tool."""
-    return function_call(call_id, "exec_command", {"cmd": command})
+def shell(call_id: str, command: str, justification: str | None = None) -> dict[str, Any]:
+    """The model runs ``command`` with codex's ``exec_command`` tool; with a ``justification`` it
+    asks to run it outside the sandbox (``require_escalated``), which codex asks the user about."""
+    arguments: dict[str, Any] = {"cmd": command}
+    if justification is not None:
+        arguments.update({"sandbox_permissions": "require_escalated", "justification": justification})
+    return function_call(call_id, "exec_command", arguments)
 
 
 def apply_patch(call_id: str, old: str, new: str) -> dict[str, Any]:
@@ -326,244 +500,316 @@ def apply_patch(call_id: str, old: str, new: str) -> dict[str, Any]:
     return custom_tool_call(call_id, "apply_patch", text)
 
 
-def assert_patch_request(request: dict[str, Any], call_id: str, path: Path, new_text: str) -> None:
-    """The shape of codex's permission request for an ``apply_patch`` of ``path``."""
+def assert_escalation_request(
+    request: dict[str, Any], call_id: str, command: str, why: str, cwd: Path
+) -> None:
+    """The shape of codex's permission request for an escalated ``exec_command``."""
     params = request["params"]
-    assert params["options"] == PATCH_OPTIONS
-    tool_call = params["toolCall"]
-    assert tool_call["toolCallId"] == call_id
-    assert (tool_call["kind"], tool_call["status"]) == ("edit", "pending")
-    assert tool_call["title"] == f"Edit {path}"
-    assert tool_call["content"] == [
-        {"type": "diff", "path": str(path), "oldText": ORIGINAL, "newText": new_text}
-    ]
-    assert tool_call["locations"] == [{"path": str(path)}]
-    assert list(tool_call["rawInput"]["changes"]) == [str(path)]
-
-
-def assert_exec_request(request: dict[str, Any], call_id: str, command: str) -> None:
-    """The shape of codex's permission request for an ``exec_command`` (asked before announced)."""
-    params = request["params"]
-    tool_call = params["toolCall"]
-    assert tool_call["toolCallId"] == call_id
-    assert (tool_call["kind"], tool_call["status"], tool_call["title"]) == ("execute", "pending", command)
-    assert tool_call["rawInput"]["command"][-2:] == ["-lc", command]
-    (note,) = tool_call["content"]
-    assert note["type"] == "content" and "Available Decisions: Approved" in note["content"]["text"]
+    assert (params["title"], params["description"]) == ("Run command?", why)
+    assert params["subject"] == {
+        "type": "tool_call",
+        "toolCall": {
+            "toolCallId": call_id,
+            "title": command,
+            "rawInput": {"command": command, "cwd": str(cwd)},
+            "kind": "execute",
+            "status": "pending",
+        },
+    }
     options = params["options"]
-    assert [(o["optionId"], o["kind"]) for o in options] == [
-        ("approved", "allow_once"),
-        ("approved-execpolicy-amendment", "allow_always"),
-        ("abort", "reject_once"),
-    ]
-    assert options[0]["name"] == "Yes, proceed"
+    assert [(o["optionId"], o["kind"]) for o in options] == [(i, k) for i, _, k in COMMAND_OPTIONS]
+    for option, (_, name, _) in zip(options, COMMAND_OPTIONS, strict=True):
+        if name is not None:
+            assert option["name"] == name
     assert options[1]["name"].startswith("Yes, and don't ask again for commands that start with `")
-    assert options[2]["name"] == "No, and tell Codex what to do differently"
 
 
 # -- turns A, B, C (and D) in one session ------------------------------------------------------------
 async def test_read_edit_run_then_cancel_and_reject(codex: Run) -> None:
+    """``workspace-write``: a read, an edit by patch (not asked: the workspace is writable), an edit
+    by an escalated command (asked, allowed), a command printing UTF-8, text; then cancel while a
+    permission is pending; then reject; the session goes on. Wire equals state throughout."""
     path = codex.project / "notes.txt"
-    # codex streams a command's output only once its streaming task listens: output written in
-    # the first instants is only in `rawOutput` (measured: a bare `printf` gives no
-    # `terminal_output` at all), hence the leading sleep; the second chunk shows streaming
-    command = "sleep 0.5; printf 'caf\\xc3\\xa9\\n'; sleep 0.3; printf 'ok\\n'"
+    # a sleep first: codex loses what a command prints in its first instants (see the bug's test)
+    command = "sleep 1; printf 'caf\\xc3\\xa9\\n'; sleep 0.3; printf 'ok\\n'"
+    sed = "sed -i 's/hello, world/hello, café/' notes.txt"
     codex.mock.add(
-        Step(user_said("[turn-a]"), [shell("a_read", "cat notes.txt")], "A"),
-        Step(answered("a_read"), [apply_patch("a_edit", "hello", "hello, café")], "A edit"),
+        Step(user_said("[turn-a]"), [shell("a_read", "cat notes.txt")], "A read"),
+        Step(answered("a_read"), [apply_patch("a_patch", "hello", "hello, world")], "A patch"),
+        Step(answered("a_patch"), [shell("a_edit", sed, "Edit notes.txt")], "A edit"),
         Step(answered("a_edit"), [shell("a_sh", command)], "A shell"),
-        # codex reports the command's end from a background task, ~0.1 s after it exits, and drops
-        # it if the model's next answer ends the turn first: the "model" waits for it on the wire
-        Step(
-            answered("a_sh"),
-            [message("Done: notes.txt now says hello, café.")],
-            "A reply",
-            hold=lambda: codex.status_on_wire("a_sh") == "completed",
-        ),
+        Step(answered("a_sh"), [message("Done: notes.txt now says hello, café.")], "A reply"),
     )
-    session = await asyncio.wait_for(codex.agent.new_session(cwd=codex.project), TURN)
+    session = await codex.workspace_session()
     asked: list[Any] = []
-    session.permission_handler = lambda perm: asked.append(perm) or "approved"
+    session.permission_handler = lambda perm: asked.append(perm) or "allow_once"
 
-    # -- turn A: read (not asked), edit (allowed), run a command (allowed), reply ----------------
+    # -- turn A ------------------------------------------------------------------------------------
     mark = codex.mark()
-    stop = await prompt(codex, session, "[turn-a] Greet in notes.txt, then print café.")
+    assert await prompt(codex, session, "[turn-a] Greet in notes.txt, then print café.") == "end_turn"
 
-    assert stop == "end_turn"
     assert path.read_text() == EDITED
     assert codex.mock.failures == [] and codex.mock.pending == []
-    edit_request, shell_request = permission_requests(codex, mark)
-    assert_patch_request(edit_request, "a_edit", path, EDITED)
-    assert_exec_request(shell_request, "a_sh", command)
-    assert [p.title for p in asked] == [f"Allow Edit {path}?", f"Allow {command}?"]
-    assert [p.tool_call_id for p in asked] == ["a_edit", "a_sh"]
-    for request in (edit_request, shell_request):
-        assert answer(codex, request) == {"outcome": {"outcome": "selected", "optionId": "approved"}}
+    (request,) = permission_requests(codex, mark)  # the patch and the sandboxed commands: not asked
+    assert_escalation_request(request, "a_edit", sed, "Edit notes.txt", codex.project)
+    assert [(p.tool_call_id, p.title) for p in asked] == [("a_edit", "Run command?")]
+    assert answer(codex, request) == {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+    assert prompt_response(codex, mark)["result"].keys() == {"messageId"}  # v2: an acknowledgement
+    assert turn_states(codex, mark) == [
+        ("running", None),
+        ("requires_action", None),  # while the permission is pending
+        ("running", None),
+        ("idle", "end_turn"),
+    ]
     # what codex sent the model: one streamed request per step, each carrying the tool's real result
     assert {(r.method, r.path) for r in codex.mock.requests} == {("POST", "/v1/responses")}
     main = codex.mock.model_requests()
-    assert len(main) == 4
+    assert len(main) == 5
     for r in main:
         assert r.body["model"] == "gpt-5.5" and r.body["stream"] is True
         assert r.headers["authorization"] == "<redacted>" and r.headers["accept"] == "text/event-stream"
-        assert r.headers["originator"] == "codex_cli_rs"
         assert {"exec_command", "apply_patch"} <= set(r.tool_names())
     (read_output,) = main[1].outputs("a_read")
     assert "Process exited with code 0" in read_output and read_output.endswith("Output:\nhello\n")
-    (edit_output,) = main[2].outputs("a_edit")
-    assert "Success. Updated the following files:\nM notes.txt" in edit_output
-    (shell_output,) = main[3].outputs("a_sh")
+    (patch_output,) = main[2].outputs("a_patch")
+    assert "Success. Updated the following files:\nM notes.txt" in patch_output
+    (edit_output,) = main[3].outputs("a_edit")
+    assert "Process exited with code 0" in edit_output
+    (shell_output,) = main[4].outputs("a_sh")
     assert "Process exited with code 0" in shell_output and shell_output.endswith("Output:\ncafé\nok\n")
-    # the state: every update reflected; statuses, kinds, the diff, the terminal
-    assert await assert_reflected(codex, session, mark) == ["a_read", "a_edit", "a_sh"]
-    assert prompt_response(codex, mark)["result"] == {"stopReason": "end_turn"}
+    # the session's title on the wire is the first prompt; codex also asks the model for a title
+    # (after the turn) and never shows the answer
+    assert session.state.session_info["title"] == "[turn-a] Greet in notes.txt, then print café."
+    await until_async(lambda: codex.mock.title_requests(), 10, message="codex's title request")
+    assert len(codex.mock.title_requests()) == 1
+    # the state: the wire folded equals it; then what that means, spelled out
+    assert_wire_equals_state(codex, session)
     calls = session.state.tool_calls
-    assert [(calls[i].kind, calls[i].status) for i in ("a_read", "a_edit", "a_sh")] == [
-        ("read", "completed"),
-        ("edit", "completed"),
-        ("execute", "completed"),
+    assert [(i, calls[i].kind, calls[i].status) for i in calls] == [
+        ("a_read", "read", "completed"),
+        ("a_patch", "edit", "completed"),
+        ("a_edit", "execute", "completed"),
+        ("a_sh", "execute", "completed"),
     ]
-    assert calls["a_read"].title == "Read notes.txt" and calls["a_read"].locations == [{"path": str(path)}]
-    assert calls["a_edit"].content == [
-        {"type": "diff", "path": str(path), "oldText": ORIGINAL, "newText": EDITED}
-    ]
-    assert calls["a_sh"].title == command
+    read = calls["a_read"].to_dict()  # a read is shown as text, not a terminal
+    assert read["title"] == f"Read file '{path}'" and read["locations"] == [{"path": str(path)}]
+    assert read["content"] == [{"type": "content", "content": {"type": "text", "text": ORIGINAL}}]
+    (diff,) = calls["a_patch"].content  # the v2 diff: changes + a git patch with absolute paths
+    assert diff["type"] == "diff" and diff["changes"] == [{"operation": "modify", "path": str(path)}]
+    assert diff["patch"]["format"] == "git_patch"
+    assert diff["patch"]["text"].endswith("@@ -1 +1 @@\n-hello\n+hello, world\n")
     assert calls["a_sh"].content == [{"type": "terminal", "terminalId": "a_sh"}]
-    turn_a = codex.since(mark)
-    assert terminal_meta(turn_a, "terminal_info") == [{"terminal_id": "a_sh", "cwd": str(codex.project)}]
-    chunks = terminal_meta(turn_a, "terminal_output")
-    assert {c["terminal_id"] for c in chunks} == {"a_sh"}
-    assert "".join(c["data"] for c in chunks) == "café\nok\n"
-    assert terminal_meta(turn_a, "terminal_exit") == [{"terminal_id": "a_sh", "exit_code": 0, "signal": None}]
-    terminal = session.state.terminals.get("a_sh")
-    assert terminal is not None, list(session.state.terminals)
-    assert b"caf\xc3\xa9\n" in terminal.output and terminal.output == "café\nok\n".encode()
-    assert terminal.exit_status is not None and terminal.exit_status.get("exitCode") == 0
-    assert terminal.cwd == str(codex.project)
-    assert "Done: notes.txt now says hello, café." in [m.text for m in session.state.messages.values()]
+    terminals = session.state.terminals
+    assert list(terminals) == ["a_edit", "a_sh"]
+    assert terminals["a_edit"].output == b"" and terminals["a_edit"].exit_status == {
+        "exitCode": 0,
+        "signal": None,
+    }
+    shell_terminal = terminals["a_sh"]
+    assert shell_terminal.output == "café\nok\n".encode()  # streamed in two chunks, every byte
+    assert wire_output(codex, mark, "a_sh") == ([b"caf\xc3\xa9\n", b"ok\n"], [])
+    assert shell_terminal.command == command and shell_terminal.cwd == str(codex.project)
+    assert shell_terminal.exit_status == {"exitCode": 0, "signal": None}
+    assert [m.text for m in session.state.messages.values()] == [
+        "[turn-a] Greet in notes.txt, then print café.",
+        "Done: notes.txt now says hello, café.",
+    ]
     assert session.state.stop_reason == "end_turn" and session.state.run_state == "idle"
-    # codex asks for a command before it announces it (not so for an edit): the one note, expected
-    assert diagnostics(session) == [unannounced("perm_2", "a_sh")]
+    assert session.state.diagnostics == []
 
     # -- turn B: cancel while the command's permission request is pending -------------------------
     overwrite = "printf 'cancelled\\n' > notes.txt"
-    codex.mock.add(Step(user_said("[turn-b]"), [shell("b_sh", overwrite)], "B"))
+    codex.mock.add(Step(user_said("[turn-b]"), [shell("b_sh", overwrite, "Overwrite notes.txt")], "B"))
     session.permission_handler = None
     mark = codex.mark()
     turn = asyncio.ensure_future(session.prompt("[turn-b] Overwrite notes.txt."))
     (perm,) = await until_async(lambda: session.pending_permissions, TURN, message="the command's permission")
+    assert session.state.run_state == "requires_action"
 
     await session.cancel()
-    stop = await asyncio.wait_for(turn, TURN)
+    assert await asyncio.wait_for(turn, TURN) == "cancelled"
 
-    assert stop == "cancelled"
     assert path.read_text() == EDITED
     (request,) = permission_requests(codex, mark)
-    assert request["params"]["toolCall"]["title"] == overwrite
-    assert perm.title == f"Allow {overwrite}?" and perm.outcome == {"outcome": "cancelled"}
+    assert_escalation_request(request, "b_sh", overwrite, "Overwrite notes.txt", codex.project)
+    assert perm.outcome == {"outcome": "cancelled"}
     assert answer(codex, request) == {"outcome": {"outcome": "cancelled"}}
-    assert prompt_response(codex, mark)["result"] == {"stopReason": "cancelled"}
-    # codex never reports the aborted command: the client marks it cancelled itself
-    assert await assert_reflected(codex, session, mark, {"b_sh": "cancelled"}) == ["b_sh"]
-    assert codex.status_on_wire("b_sh") == "pending"
-    assert session.state.tool_calls["b_sh"].status == "cancelled"
+    assert turn_states(codex, mark)[-1] == ("idle", "cancelled")
+    assert_wire_equals_state(codex, session)
+    # codex reports the aborted command itself: failed, its terminal with no exit code
+    assert session.state.tool_calls["b_sh"].status == "failed"
+    assert session.state.terminals["b_sh"].exit_status == {"exitCode": None, "signal": None}
     assert session.state.stop_reason == "cancelled" and session.state.run_state == "idle"
     assert codex.mock.failures == [] and codex.mock.pending == []
-    assert diagnostics(session)[1:] == [unannounced("perm_3", "b_sh")]
 
-    # -- turn C: reject the edit ("abort": codex then ends the turn, reporting `cancelled`) --------
-    codex.mock.add(
-        Step(user_said("[turn-c]"), [apply_patch("c_edit", "hello, café", "rejected")], "C"),
-    )
-    session.permission_handler = lambda perm: "abort"
+    # -- turn C: reject ("No, and tell Codex what to do differently": codex ends the turn) --------
+    codex.mock.add(Step(user_said("[turn-c]"), [shell("c_sh", overwrite, "Overwrite notes.txt")], "C"))
+    session.permission_handler = lambda perm: "cancel"
     mark = codex.mark()
-    stop = await prompt(codex, session, "[turn-c] Change the greeting.")
+    stop = await prompt(codex, session, "[turn-c] Overwrite notes.txt after all.")
 
-    assert stop == "cancelled"  # codex's answer to a rejected patch, though the client cancelled nothing
+    assert stop == "cancelled"  # codex's answer to a rejection, though the client cancelled nothing
     assert path.read_text() == EDITED
     (request,) = permission_requests(codex, mark)
-    assert request["params"]["options"] == PATCH_OPTIONS
-    assert request["params"]["toolCall"]["content"][0]["newText"] == "rejected\n"
-    assert answer(codex, request) == {"outcome": {"outcome": "selected", "optionId": "abort"}}
-    assert await assert_reflected(codex, session, mark) == ["c_edit"]
-    # the wire leaves the rejected edit `pending` (its permission's status): the state says the same
-    assert session.state.tool_calls["c_edit"].status == "pending"
-    assert session.state.permissions["perm_4"].selected_option == "abort"
+    assert answer(codex, request) == {"outcome": {"outcome": "selected", "optionId": "cancel"}}
+    assert turn_states(codex, mark)[-1] == ("idle", "cancelled")
+    assert_wire_equals_state(codex, session)
+    assert session.state.tool_calls["c_sh"].status == "failed"
+    (answered_perm,) = [p for p in session.state.permissions.values() if p.tool_call_id == "c_sh"]
+    assert answered_perm.selected_option == "cancel"
     assert codex.mock.failures == [] and codex.mock.pending == []
-    assert diagnostics(session)[2:] == []
 
     # -- turn D: the session goes on; what the model learns of the cancelled and rejected calls ---
     codex.mock.add(Step(user_said("[turn-d]"), [message("Understood.")], "D"))
     mark = codex.mark()
     assert await prompt(codex, session, "[turn-d] Never mind.") == "end_turn"
     last = codex.mock.model_requests()[-1]
-    for call_id in ("b_sh", "c_edit"):
+    for call_id in ("b_sh", "c_sh"):  # the rejection reads to the model exactly as the cancel does
         (output,) = last.outputs(call_id)
-        assert re.fullmatch(r"aborted by user after \d+(\.\d+)?s", output), (call_id, output)
-    assert await assert_reflected(codex, session, mark) == []
+        assert re.fullmatch(r"Wall time: \d+(\.\d+)? seconds\naborted by user", output), (call_id, output)
+    aborted = [t for t in last.user_texts() if t.startswith("<turn_aborted>")]
+    assert len(aborted) == 2 and "The user interrupted the previous turn on purpose." in aborted[0]
+    assert_wire_equals_state(codex, session)
     assert codex.mock.failures == [] and codex.mock.pending == []
     assert path.read_text() == EDITED
-    assert diagnostics(session)[2:] == []
-    assert codex.agent.diagnostics == []
+    assert session.state.diagnostics == [] and codex.agent.diagnostics == []
+    # the one auth status codex pushes for a custom provider (right after `initialize`)
+    assert codex.auth_statuses() == [{"authStatus": GATEWAY}]
+    codex.figures(session, "turns A-D")
     await codex.close_and_check()
 
 
-async def test_quick_command_terminal(codex: Run) -> None:
-    """A command that prints at once: its terminal gets the exit status but no output (codex's)."""
-    command = "printf 'caf\\xc3\\xa9\\n'"
+async def test_streamed_command_loses_its_first_output(codex: Run) -> None:
+    """codex's bug: what a streamed command prints in its first instants never reaches the wire.
+
+    A command that prints and exits at once is not streamed: one ``terminal_update`` snapshot at
+    the end carries all of it. A command that goes on is streamed as ``terminal_output_chunk``s,
+    and what it printed before codex's streaming attached (~0.1-0.2 s after the start) is lost: the
+    model gets it, the wire never carries it, so neither can the client. It is a race (measured:
+    lost in most runs, on a loaded machine the start sometimes arrives), so three such commands
+    run and at least one must show it; every one's wire bytes must be the tail of what it printed."""
+    quick = "printf 'caf\\xc3\\xa9\\n'"
+    streamed = {
+        f"s{i}_sh": f"printf 'first {i} caf\\xc3\\xa9\\n'; sleep 0.6; printf 'second {i}\\n'"
+        for i in range(3)
+    }
+    steps, previous = [Step(user_said("[bug]"), [shell("q_sh", quick)], "quick")], "q_sh"
+    for call_id, command in streamed.items():
+        steps.append(Step(answered(previous), [shell(call_id, command)], call_id))
+        previous = call_id
+    codex.mock.add(*steps, Step(answered(previous), [message("Printed.")], "reply"))
+    session = await codex.workspace_session()
+    mark = codex.mark()
+    assert await prompt(codex, session, "[bug] Print café, and more.") == "end_turn"
+
+    assert codex.mock.failures == [] and codex.mock.pending == [] and permission_requests(codex, mark) == []
+    requests = codex.mock.model_requests()
+    assert requests[1].outputs("q_sh")[0].endswith("Output:\ncafé\n")
+    # the quick one: whole, in its final snapshot, never streamed
+    assert wire_output(codex, mark, "q_sh") == ([], ["café\n".encode()])
+    assert session.state.terminals["q_sh"].output == "café\n".encode()
+    lost = {}
+    for index, call_id in enumerate(streamed):
+        printed = f"first {index} café\nsecond {index}\n".encode()
+        assert requests[index + 2].outputs(call_id)[0].endswith(f"Output:\n{printed.decode()}")  # the model's
+        chunks, snapshots = wire_output(codex, mark, call_id)
+        on_wire = b"".join(chunks)
+        assert snapshots == [] and chunks[-1] == f"second {index}\n".encode(), (call_id, chunks)
+        assert printed.endswith(on_wire), (call_id, on_wire)
+        assert session.state.terminals[call_id].output == on_wire
+        lost[call_id] = printed[: len(printed) - len(on_wire)]
+    print(f"codex lost the first output of the streamed commands: {lost}")
+    assert any(part == b"first %d caf\xc3\xa9\n" % i for i, part in enumerate(lost.values())), lost
+    assert_wire_equals_state(codex, session)
+    assert [t.exit_status for t in session.state.terminals.values()] == [{"exitCode": 0, "signal": None}] * 4
+    codex.figures(session, "lost first output")
+    await codex.close_and_check()
+
+
+async def test_read_only_sandbox_refusal(codex: Run) -> None:
+    """``read-only`` mode: codex's own bwrap refuses a write; the model is told; the user, mostly not.
+
+    The sandbox works without a system ``bwrap`` (codex 0.166 brings one); the command runs
+    without asking and fails with "Read-only file system". What the wire shows of it is a codex
+    race: mostly nothing at all (3 runs in 4, measured), else a failed tool call with its terminal."""
+    write = "printf 'sandboxed\\n' > notes.txt"
+    refused = b"/bin/bash: line 1: notes.txt: Read-only file system\n"
     codex.mock.add(
-        Step(user_said("[quick]"), [shell("q_sh", command)], "quick"),
-        Step(
-            answered("q_sh"),
-            [message("Printed.")],
-            "reply",
-            hold=lambda: codex.status_on_wire("q_sh") == "completed",
-        ),
+        Step(user_said("[ro]"), [shell("r_sh", write)], "write"),
+        Step(answered("r_sh"), [message("The sandbox refused.")], "reply"),
     )
     session = await asyncio.wait_for(codex.agent.new_session(cwd=codex.project), TURN)
-    session.permission_handler = lambda perm: "approved"
+    await asyncio.wait_for(session.set_config_option("mode", "read-only"), TURN)
+    assert mode_of(session) == "read-only"
     mark = codex.mark()
-    assert await prompt(codex, session, "[quick] Print café.") == "end_turn"
+    assert await prompt(codex, session, "[ro] Overwrite notes.txt.") == "end_turn"
 
-    assert codex.mock.failures == [] and codex.mock.pending == []
-    (output,) = codex.mock.model_requests()[-1].outputs("q_sh")
-    assert output.endswith("Output:\ncafé\n")
-    assert await assert_reflected(codex, session, mark) == ["q_sh"]
-    wire = codex.since(mark)
-    assert terminal_meta(wire, "terminal_info") == [{"terminal_id": "q_sh", "cwd": str(codex.project)}]
-    assert terminal_meta(wire, "terminal_output") == []  # printed before codex's streaming listened
-    assert terminal_meta(wire, "terminal_exit") == [{"terminal_id": "q_sh", "exit_code": 0, "signal": None}]
-    tool_call = session.state.tool_calls["q_sh"]
-    assert tool_call.status == "completed" and tool_call.raw_output["aggregated_output"] == "café\n"
-    terminal = session.state.terminals["q_sh"]
-    assert terminal.output == b"" and terminal.exit_status == {"exitCode": 0, "signal": None}
-    assert diagnostics(session) == [unannounced("perm_1", "q_sh")]
+    assert (codex.project / "notes.txt").read_text() == ORIGINAL
+    assert codex.mock.failures == [] and codex.mock.pending == [] and permission_requests(codex, mark) == []
+    (output,) = codex.mock.model_requests()[1].outputs("r_sh")
+    assert "Process exited with code 1" in output and output.endswith(refused.decode())
+    folded = assert_wire_equals_state(codex, session)
+    print(f"codex showed the refused command: {bool(folded.tool_calls)}")
+    if folded.tool_calls:  # the rarer outcome of the race: shown, failed, with what bash said
+        assert [(i, c["status"]) for i, c in folded.tool_calls.items()] == [("r_sh", "failed")]
+        assert session.state.terminals["r_sh"].output == refused
+        assert session.state.terminals["r_sh"].exit_status == {"exitCode": 1, "signal": None}
+    else:
+        assert folded.terminals == {} and session.state.tool_calls == {}
+    assert [m.text for m in session.state.messages.values()] == [
+        "[ro] Overwrite notes.txt.",
+        "The sandbox refused.",
+    ]
+    assert session.state.diagnostics == []
+    codex.figures(session, "read-only refusal")
     await codex.close_and_check()
-    # the terminal's `command` is taken from `rawInput.command`, an argv; joined with bare spaces
-    # it reads as another shell line (`bash -lc printf` and `'caf…'` as $0): quote it, or show the
-    # script the model wrote
-    argv = tool_call.raw_input["command"]
-    assert argv[-2:] == ["-lc", command]
-    assert terminal.command in (shlex.join(argv), command), terminal.command
 
 
-# -- what the user sees without a key, and with codex's default sandbox ------------------------------
+# -- what the user sees with a setting codex 2.6 refuses, and without a key ---------------------------
+async def test_untrusted_approval_policy_aborts_the_start(tmp_path: Path) -> None:
+    """The 0.16 tests' ``approval_policy = "untrusted"``: the app-server exits, ``initialize``
+    fails, and our error says why in codex's words (and that the process exited)."""
+    with pytest.raises(RpcError) as caught:
+        await start(tmp_path, approval="untrusted")
+    error = caught.value
+    assert error.method == "initialize"
+    text = str(error)
+    assert UNTRUSTED in text, text
+    assert text.startswith("agent error to initialize: Codex process has exited with code 1:"), text
+    assert (tmp_path / "project" / "notes.txt").exists()  # started, refused, and nothing left running
+    await until_async(
+        lambda: not harness.processes_with_env("CODEX_HOME", str(tmp_path / "codex-home")),
+        5,
+        message="leftovers",
+    )
+
+
 async def test_no_key_asks_to_log_in(tmp_path: Path) -> None:
     """Codex's own default provider (OpenAI) without a key: ``session/new`` says auth required."""
     run = await start(tmp_path, provider=False, key=None)
     try:
-        # codex-acp drops its "chatgpt" method when NO_BROWSER is set at all (harness sets it)
-        assert [m["id"] for m in run.agent.auth_methods] == ["codex-api-key", "openai-api-key"]
-        assert [m["type"] for m in run.agent.auth_methods] == ["env_var", "env_var"]
+        # codex-acp 2.6 offers one "agent" method (it drops "chat-gpt" when NO_BROWSER is set)
+        assert run.agent.auth_methods == [
+            {
+                "methodId": "api-key",
+                "type": "agent",
+                "name": "API Key",
+                "description": "Use an API key to authenticate",
+                "_meta": {"api-key": {"provider": "openai"}},
+            }
+        ]
         with pytest.raises(AuthRequired) as caught:
             await asyncio.wait_for(run.agent.new_session(cwd=run.project), TURN)
         error = caught.value
         assert (error.code, error.message, error.method) == (-32000, "Authentication required", "session/new")
         text = str(error)  # the hint's wording is the client's own (and still changing)
         assert text.startswith("authentication required: Authentication required")
-        assert "'codex-api-key' (Use CODEX_API_KEY), 'openai-api-key' (Use OPENAI_API_KEY)" in text
-        assert run.since(0)[-1]["error"] == {"code": -32000, "message": "Authentication required"}
+        assert "'api-key' (API Key)" in text
         assert run.agent.sessions == {} and run.agent.diagnostics == []
+        # codex tells the client it is not logged in (pushed once `initialize` is answered)
+        await until_async(lambda: run.auth_statuses(), 10, message="an auth status")
+        assert run.auth_statuses() == [{"authStatus": NOT_LOGGED_IN}]
+        assert run.mock.requests == []
         await run.close_and_check()
     finally:
         await run.close()
@@ -571,43 +817,37 @@ async def test_no_key_asks_to_log_in(tmp_path: Path) -> None:
 
 
 async def test_no_key_lists_chatgpt_login_without_no_browser(tmp_path: Path) -> None:
-    """A user's environment has no NO_BROWSER: codex-acp offers all three login methods."""
-    if "NO_BROWSER" in os.environ:
-        pytest.skip("NO_BROWSER is set in this environment: codex-acp hides its chatgpt method")
+    """A user's environment has no NO_BROWSER: codex-acp offers its ChatGPT login too."""
     project = tmp_path / "project"
     project.mkdir()
     env = codex_env(tmp_path / "home", tmp_path / "codex-home", codex_config(None), key=None)
-    del env["NO_BROWSER"]
+    del env["NO_BROWSER"]  # set by the harness; a test process may have it too: the agent's env decides
     agent, _ = await harness.open_agent("codex", env, project)
     try:
-        assert [(m["id"], m.get("type")) for m in agent.auth_methods] == [
-            ("chatgpt", None),  # an "agent" method: the agent runs the login
-            ("codex-api-key", "env_var"),
-            ("openai-api-key", "env_var"),
+        assert [(m["methodId"], m["type"], m["name"]) for m in agent.auth_methods] == [
+            ("api-key", "agent", "API Key"),
+            ("chat-gpt", "agent", "ChatGPT"),
         ]
-        assert agent.auth_methods[0]["name"] == "Login with ChatGPT"
         with pytest.raises(AuthRequired) as caught:
             await asyncio.wait_for(agent.new_session(cwd=project), TURN)
-        assert "'chatgpt' (Login with ChatGPT)" in str(caught.value)
+        assert "'chat-gpt' (ChatGPT)" in str(caught.value)
     finally:
         await agent.close()
 
 
 async def test_no_key_for_a_custom_provider_fails_the_prompt(tmp_path: Path) -> None:
-    """The mock provider without its ``env_key`` set: the session opens, the prompt fails."""
+    """The mock provider without its ``env_key`` set: the session opens, the turn ends ``error``."""
     run = await start(tmp_path, key=None)
     try:
         session = await asyncio.wait_for(run.agent.new_session(cwd=run.project), TURN)
-        with pytest.raises(RpcError) as caught:
-            await prompt(run, session, "hello")
-        error = caught.value
-        assert (error.code, error.message) == (-32603, "Internal error")
-        assert error.data == {
-            "message": "Missing environment variable: `MOCK_OPENAI_API_KEY`.",
-            "codex_error_info": "other",
-        }
-        assert "Missing environment variable: `MOCK_OPENAI_API_KEY`." in str(error)
+        missing = "Missing environment variable: `MOCK_OPENAI_API_KEY`."
+        assert await prompt(run, session, "hello") == "error"
+        assert session.state.stop_reason == "error"
+        assert session.state.stop_error == {"code": -32603, "message": missing}
+        assert [m.text for m in session.state.messages.values()] == ["hello", f"{missing}\n\n"]
+        assert_wire_equals_state(run, session)
         assert run.mock.requests == []
+        assert run.auth_statuses() == [{"authStatus": GATEWAY}]  # a custom provider: no login to show
         assert session.state.run_state == "idle" and not session.running
         await run.close_and_check()
     finally:
@@ -615,58 +855,30 @@ async def test_no_key_for_a_custom_provider_fails_the_prompt(tmp_path: Path) -> 
         run.mock.close()
 
 
-async def test_default_sandbox_without_bwrap(tmp_path: Path) -> None:
-    """``sandbox_mode`` left at codex's default: every command and patch fails for want of bwrap."""
-    run = await start(tmp_path, sandbox=None)
-    path = run.project / "notes.txt"
-    bwrap = (
-        "bubblewrap is unavailable: no system bwrap was found on PATH and no bundled"
-        " codex-resources/bwrap binary was found next to the Codex executable"
-    )
-    run.mock.add(
-        Step(user_said("[sandbox]"), [shell("s_read", "cat notes.txt")], "read"),
-        Step(
-            answered("s_read"),
-            [apply_patch("s_edit", "hello", "sandboxed")],
-            "edit",
-            hold=lambda: run.status_on_wire("s_read") == "failed",  # as in turn A: its end comes late
-        ),
-        Step(answered("s_edit"), [message("Neither worked.")], "reply"),
-    )
+async def test_key_in_env_needs_the_api_key_login(tmp_path: Path) -> None:
+    """``OPENAI_API_KEY`` set for codex's own provider: ``session/new`` still says auth required
+    until the client calls ``authenticate`` with ``api-key`` (codex reads the key from its env)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = codex_env(tmp_path / "home", tmp_path / "codex-home", codex_config(None), key=None)
+    env["OPENAI_API_KEY"] = "sk-test-not-a-real-key"
+    agent, tee = await harness.open_agent("codex", env, project)
     try:
-        session = await asyncio.wait_for(run.agent.new_session(cwd=run.project), TURN)
-        mark = run.mark()
-        stop = await prompt(run, session, "[sandbox] Read and edit notes.txt.")
-
-        assert stop == "end_turn"
-        assert path.read_text() == ORIGINAL
-        assert run.mock.failures == [] and run.mock.pending == []
-        assert permission_requests(run, mark) == []  # the read is not asked; the patch fails first
-        requests = run.mock.model_requests()
-        (read_output,) = requests[1].outputs("s_read")
-        assert "Process exited with code 101" in read_output and bwrap in read_output
-        (edit_output,) = requests[2].outputs("s_edit")
-        assert edit_output.startswith("apply_patch verification failed: Failed to read file to update")
-        assert bwrap in edit_output
-        # what the user sees: the read fails (exit 101); the patch shows nowhere on the wire (no
-        # tool call at all), only in codex's stderr log
-        assert await assert_reflected(run, session, mark) == ["s_read"]
-        read = session.state.tool_calls["s_read"]
-        assert read.status == "failed" and read.raw_output["exit_code"] == 101
-        # the content is codex's transcript of the panic, which (like the shell output streamed in
-        # turn A) misses what the command wrote in its first instants: measured, the whole panic,
-        # only its last line, or nothing — mostly without the bwrap sentence; the model gets it
-        # whole (above), and codex's stderr has it (from the patch)
-        transcript = read.raw_output["aggregated_output"]
-        assert PANIC_TAIL.startswith(transcript) or transcript.endswith(f"{PANIC_TAIL}\n"), transcript
-        if transcript:
-            assert read.content == [
-                {"type": "content", "content": {"type": "text", "text": f"```txt\n{transcript}```\n"}}
-            ]
-        assert any("apply_patch verification failed" in line for line in run.agent.stderr_tail(50))
-        assert any(bwrap in line for line in run.agent.stderr_tail(50))
-        assert diagnostics(session) == []
-        await run.close_and_check()
+        with pytest.raises(AuthRequired):
+            await asyncio.wait_for(agent.new_session(cwd=project), TURN)
+        await asyncio.wait_for(agent.authenticate("api-key"), TURN)
+        session = await asyncio.wait_for(agent.new_session(cwd=project), TURN)
+        assert session.session_id in agent.sessions
+        statuses = lambda: [  # noqa: E731
+            m["params"]
+            for m in harness.flat_messages(tee.received)
+            if m.get("method") == "_auth/status_update"
+        ]
+        await until_async(lambda: len(statuses()) == 2, 10, message=lambda: f"auth statuses {statuses()}")
+        assert statuses() == [
+            {"authStatus": NOT_LOGGED_IN},
+            {"authStatus": {"kind": "api_key", "label": "OpenAI API key"}},
+        ]
+        assert agent.diagnostics == []
     finally:
-        await run.close()
-        run.mock.close()
+        await agent.close()

@@ -69,6 +69,8 @@ class FileAccess:
         """The real path of ``path`` if the agent may ``op`` it, else an ``RpcError``."""
         if not isinstance(path, str) or not os.path.isabs(path):
             raise RpcError(INVALID_PARAMS, f"{op}: path must be absolute, got {path!r}")
+        if "\x00" in path:
+            raise RpcError(INVALID_PARAMS, f"{op}: path contains a NUL byte, which no file name may hold")
         real = os.path.realpath(path)
         if self.root_of(real) is None:
             roots = ", ".join(self.real_roots())
@@ -118,6 +120,11 @@ class FileAccess:
             self.put(real, content)
         except safe_open.UnsafePath as exc:
             raise RpcError(FS_DENIED, f"write: {path} {exc.strerror}; not written") from None
+        except FileNotFoundError:
+            message = f"write: {path} (or its directory) vanished during the write; not written"
+            raise RpcError(RESOURCE_NOT_FOUND, message) from None
+        except OSError as exc:
+            raise RpcError(FS_DENIED, f"write: {path}: {exc.strerror or exc}; not written") from None
         if self.on_write is not None:
             self.on_write(path, old, content)
 

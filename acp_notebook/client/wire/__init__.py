@@ -15,7 +15,7 @@ from ... import __version__
 from ..errors import ProtocolVersionError
 from .auth import AuthMethod
 from .base import Call, Handlers, Offer, Routes, Unsupported, Wire
-from .v1 import WireV1, client_capabilities
+from .v1 import WireV1, client_capabilities, meta_offers
 from .v2 import WireV2
 
 __all__ = [
@@ -47,7 +47,10 @@ def initialize_params(offer: Offer, protocol_version: int = 2) -> dict[str, Any]
         "clientCapabilities": client_capabilities(offer),
     }
     if protocol_version >= 2:
-        capabilities = {"auth": {"terminal": {}}} if offer.terminal_auth else {}
+        capabilities: dict[str, Any] = {"auth": {"terminal": {}}} if offer.terminal_auth else {}
+        meta = meta_offers(offer)
+        if meta:
+            capabilities["_meta"] = meta
         params.update({"info": CLIENT_INFO, "capabilities": capabilities})
     return params
 

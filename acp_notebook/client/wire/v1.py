@@ -16,7 +16,18 @@ from typing import Any
 from ...protocol.turn import Turn
 from ...protocol.v1 import normalize_v1_update
 from . import terminal_output
-from .base import Call, Handlers, Offer, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
+from .base import (
+    AUTH_STATUS_METHODS,
+    Call,
+    Handlers,
+    Offer,
+    Routes,
+    Unsupported,
+    Wire,
+    http_entry,
+    obj,
+    stdio_entry,
+)
 
 FILE_METHODS = ("fs/read_text_file", "fs/write_text_file")
 TERMINAL_METHODS = (
@@ -36,13 +47,22 @@ def client_capabilities(offer: Offer) -> dict[str, Any]:
         "fs": {"readTextFile": files, "writeTextFile": files},
         "terminal": offer.terminals,
     }
-    meta = {"terminal_output": True} if offer.terminal_output else {}
     if offer.terminal_auth:
         capabilities["auth"] = {"terminal": True}
-        meta["terminal-auth"] = True  # the `_meta` form claude-agent-acp also reads
+    meta = meta_offers(offer)
     if meta:
         capabilities["_meta"] = meta
     return capabilities
+
+
+def meta_offers(offer: Offer) -> dict[str, Any]:
+    """The extensions offered in ``_meta`` (v1 ``clientCapabilities._meta``, and v2
+    ``capabilities._meta`` too: an agent's SDK router that negotiates a v2 ``initialize`` down to
+    v1 rebuilds ``clientCapabilities`` from the v2 ``capabilities`` and keeps only its ``_meta``)."""
+    meta = {"terminal_output": True} if offer.terminal_output else {}
+    if offer.terminal_auth:
+        meta["terminal-auth"] = True  # the `_meta` form claude-agent-acp also reads
+    return meta
 
 
 class WireV1(Wire):
@@ -84,6 +104,7 @@ class WireV1(Wire):
             notifications={
                 "session/update": handlers.on_update,
                 "$/cancel_request": handlers.on_cancel_request,
+                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
             },
         )
         offered = (FILE_METHODS if self.offer.files else ()) + (

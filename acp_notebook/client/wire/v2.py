@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.turn import Turn
-from .base import Call, Handlers, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
+from .base import AUTH_STATUS_METHODS, Call, Handlers, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
 
 
 class WireV2(Wire):
@@ -59,6 +59,7 @@ class WireV2(Wire):
             notifications={
                 "session/update": handlers.on_update,
                 "$/cancel_request": handlers.on_cancel_request,
+                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
             },
         )
 
