@@ -2,9 +2,10 @@
 
 The test serves a scripted mock of the Anthropic Messages API from its own process (127.0.0.1,
 random port) and writes a notebook that loads the extension, starts the agent with
-``%acp start --env ...`` pointed at the mock, prompts it in an awaiting ``%%acp --wait`` cell,
+``%acp start --env ...`` pointed at the mock, switches it to Manual mode (``%acp mode default``:
+Claude's default ``auto`` never asks), prompts it in an awaiting ``%%acp --wait`` cell,
 prints the terminal bytes and the edited file, and stops the agent. The model reads a file, edits
-it (Claude asks permission: a person clicks "Allow" in the card while the cell runs), runs
+it (Claude asks permission: a person clicks "Yes" in the card while the cell runs), runs
 ``printf 'caf\\xc3\\xa9\\n'`` with Bash and answers. The page must show the three cards, the diff's
 old and new line, the answered permission, ``café`` in the Bash card's xterm and the final text;
 the kernel, the edited file and the bytes; and no process of the agent's outlives ``%acp stop``.
@@ -47,7 +48,7 @@ MARKER = "[lab-claude]"
 READ, EDIT, BASH = "toolu_lab_read", "toolu_lab_edit", "toolu_lab_bash"
 COMMAND = "printf 'caf\\xc3\\xa9\\n'"
 FINAL_TEXT = "Done: the greeting is updated."
-WAIT_CELL, PRINT_CELL, STOP_CELL = 2, 3, 4
+MODE_CELL, WAIT_CELL, PRINT_CELL, STOP_CELL = 2, 3, 4, 5
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,6 +75,7 @@ def write_notebook(root: Path, project: Path, env: dict[str, str]) -> None:
     cells = [
         "%load_ext acp_notebook",
         f"%acp start --name claude --cwd {shlex.quote(str(project))} --timeout 60 {pairs} {command}",
+        "%acp mode --name claude default",  # Manual: Claude 0.101's default `auto` never asks
         f"%%acp --name claude --wait\n{MARKER} Update the greeting, then print it.",
         "from pathlib import Path\n"
         "for tid, term in claude.state.terminals.items():\n"
@@ -139,7 +141,7 @@ XTERM_JS = """(c) => {
 
 
 def allow_edit(page, server) -> str:
-    """Click "Allow" in the Edit card of the running ``--wait`` cell, like a person; its title.
+    """Click "Yes" (``allow-once``) in the Edit card of the running ``--wait`` cell, like a person; its title.
 
     Before the click, while the agent waits for the answer, the server's processes are recorded
     (the adapter and Claude's native CLI among them) for the check after ``%acp stop``.
@@ -153,7 +155,7 @@ def allow_edit(page, server) -> str:
     assert prompt == "[*]:", "the %%acp --wait cell should still be running"
     title = block.locator(".acp-perm-title").inner_text()
     server.track()
-    block.locator('button.acp-opt[data-option-id="allow"]').click()
+    block.locator('button.acp-opt[data-option-id="allow-once"]').click()
     return title
 
 
@@ -186,7 +188,8 @@ def test_claude_turn_in_jupyterlab(lab_log, lab_pages, tmp_path: Path) -> None:
         page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
         wait_output(page, 1, "is `claude`", "the agent to start")
-        assert allow_edit(page, server) == "Allow Edit app.py?"
+        wait_output(page, MODE_CELL, "mode: default", "the switch to Manual mode")
+        assert allow_edit(page, server) == "Edit app.py"
         wait_output(page, WAIT_CELL, "turn ended (end_turn)", "the turn to end after the click")
 
         # the view's last patch may come after the cell's text: wait on the cards themselves
@@ -196,7 +199,7 @@ def test_claude_turn_in_jupyterlab(lab_log, lab_pages, tmp_path: Path) -> None:
             ["tool_call:" + BASH, "completed", "execute", COMMAND],
         ]
         wait_value(page, in_wait_cell(CARDS_JS), cards, "the Read, Edit and Bash cards, completed")
-        answered = [["answered", "tool_call:" + EDIT, "Selected: Allow"]]
+        answered = [["answered", "tool_call:" + EDIT, "Selected: Yes"]]
         wait_value(page, in_wait_cell(PERMISSIONS_JS), answered, "the permission answered in the Edit card")
         every_view = f"() => ({PERMISSIONS_JS})(document)"
         wait_value(page, every_view, answered, "the permission shown once: the start cell is the header")
