@@ -18,9 +18,7 @@ def test_a_cut_message_is_fetched_whole_on_demand(page):  # noqa: F811
     cut = {"shown": 200_000, "total": len(WHOLE)}
     patch = {"type": "patch", "seq": 1, "full": True, "order": ["message:m1"]}
     page.patch({**patch, "entries": {"message:m1": _message(WHOLE[:200_000], cut)}})
-    assert (
-        page.count(".acp-entry-more") == 1 and "100k more characters" in page.texts(".acp-entry-more")[0]
-    )
+    assert page.count(".acp-entry-more") == 1 and "100k more characters" in page.texts(".acp-entry-more")[0]
     page.page.locator(".acp-entry-more").click()
     page.page.wait_for_function("() => harness.sent.some((m) => m.type === 'entry_full')", timeout=5_000)
     assert [m for m in page.sent() if m["type"] == "entry_full"] == [
