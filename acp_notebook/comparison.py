@@ -140,11 +140,6 @@ class Comparison:
         if not keep:
             shutil.rmtree(self.home, ignore_errors=True)
 
-    def close_sync(self, keep: bool | None = None) -> None:
-        """``close`` as a blocking call."""
-        loop = next((e.agent.loop() for e in self.entries if e.agent is not None), None)
-        run_sync(self.close(keep), loop)
-
     def __repr__(self) -> str:
         parts = [f"{e.label}: {e.error or e.stop_reason or 'ready'}" for e in self.entries]
         return f"<Comparison of {len(self.entries)} agents in copies of {self.source} ({'; '.join(parts)})>"

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests: bounded waits, and the scripted peer with its message builders.
+"""Helpers shared by the tests: bounded waits, the scripted peer with its message builders, the
+``session/update`` bodies the state tests apply, and the recording comm of the view tests.
 
 A test never writes ``while not x: sleep()`` and never sleeps a fixed time before an assert; it
 waits with ``until`` (or ``until_async`` inside a coroutine) on the state it is about to check.
@@ -9,6 +10,7 @@ past that point (the peer sends a marker after the message under test), then ass
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import json
 import shlex
@@ -16,7 +18,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+import comm
+import pytest
+
+from acp_notebook.protocol import SessionState
 
 T = TypeVar("T")
 Message = str | Callable[[], str] | None
@@ -109,3 +116,75 @@ class Peer:
     def requests(self, method: str) -> list[dict]:
         """The params of every ``method`` message the client sent, in order."""
         return [m["params"] for m in self.received() if isinstance(m, dict) and m.get("method") == method]
+
+
+# -- session/update bodies, and the pure state they are applied to -----------------------------------
+def b64(data: bytes | str) -> str:
+    """``data`` (text as UTF-8) in base64, as the wire carries bytes."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return base64.b64encode(raw).decode("ascii")
+
+
+def item(text: str) -> dict[str, Any]:
+    """A tool call's text content item."""
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def upd(tool_call_id: Any = "c1", **fields: Any) -> dict[str, Any]:
+    """A ``tool_call_update`` body."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, **fields}
+
+
+def tupd(terminal_id: Any = "t1", **fields: Any) -> dict[str, Any]:
+    """A ``terminal_update`` body."""
+    return {"sessionUpdate": "terminal_update", "terminalId": terminal_id, **fields}
+
+
+def st(state: str, **extra: Any) -> dict[str, Any]:
+    """A ``state_update`` body (v2)."""
+    return {"sessionUpdate": "state_update", "state": state, **extra}
+
+
+def plan(**fields: Any) -> dict[str, Any]:
+    """A ``plan_update`` body for plan ``p1``."""
+    return {"sessionUpdate": "plan_update", "plan": {"planId": "p1", **fields}}
+
+
+def apply_all(*updates: dict[str, Any], state: SessionState | None = None) -> SessionState:
+    """``state`` (a new one by default) after applying ``updates`` in order."""
+    state = state or SessionState()
+    for update in updates:
+        state.apply(update)
+    return state
+
+
+def codes(state: SessionState) -> list[str]:
+    """The codes of the state's diagnostics, in order."""
+    return [d.code for d in state.diagnostics]
+
+
+# -- the views' comm, recorded instead of sent --------------------------------------------------------
+class RecordingComm(comm.base_comm.BaseComm):
+    """A comm that records every message instead of sending it."""
+
+    log: ClassVar[list] = []
+
+    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+        RecordingComm.log.append((self.comm_id, msg_type, data, list(buffers or [])))
+
+
+def record_comms(monkeypatch: pytest.MonkeyPatch, fresh_runtime: bool = True) -> list:
+    """Make every new comm a ``RecordingComm`` (and, with ``fresh_runtime``, the views' runtime new)."""
+    from acp_notebook.widgets import runtime as runtime_module
+
+    RecordingComm.log = []
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    if fresh_runtime:
+        monkeypatch.setattr(runtime_module, "_runtime", None)
+    return RecordingComm.log
+
+
+@pytest.fixture(autouse=True)
+def recording(monkeypatch):
+    """Every comm records its messages (autouse in each module that imports it); the log."""
+    return record_comms(monkeypatch)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from typing import Any
@@ -13,27 +12,7 @@ from acp_notebook.protocol import Notification, PermissionRequest, Request, Resp
 from acp_notebook.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from acp_notebook.protocol.patch import cancel_supported
 
-
-def b64(data: bytes | str) -> str:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return base64.b64encode(raw).decode("ascii")
-
-
-def item(text: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": text}}
-
-
-def upd(tool_call_id: Any = "c1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, **fields}
-
-
-def tupd(terminal_id: Any = "t1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "terminal_update", "terminalId": terminal_id, **fields}
-
-
-def codes(state: SessionState) -> list[str]:
-    return [d.code for d in state.diagnostics]
-
+from .support import b64, codes, item, tupd, upd
 
 GOOD_TC = {
     "toolCallId": "c1",

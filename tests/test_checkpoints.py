@@ -24,7 +24,7 @@ from acp_notebook.protocol.checkpoint import Limits, NoCheckpoint
 from acp_notebook.protocol.state import SessionState
 from acp_notebook.protocol.turn import Turn
 
-from .support import until_async
+from .support import record_comms, until_async
 
 DEMO = [sys.executable, "-m", "acp_notebook.demo_agent", "--speed", "0"]
 TIMEOUT = 30
@@ -284,16 +284,7 @@ async def test_v1_write_through_the_client_is_a_change(project, tmp_path):
 # -- the view's bar, kernel side (a recording comm, no browser) -----------------------------------
 @pytest.fixture
 def recording(monkeypatch):
-    import comm
-
-    from acp_notebook.widgets import runtime as runtime_module
-
-    from .test_widgets import RecordingComm
-
-    RecordingComm.log = []
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
-    monkeypatch.setattr(runtime_module, "_runtime", None)
-    return RecordingComm.log
+    return record_comms(monkeypatch)
 
 
 def sent(log, view, kind: str) -> list[dict]:

@@ -17,6 +17,8 @@ from acp_notebook.client.agent import Agent
 from acp_notebook.client.memory import MemoryStream
 from acp_notebook.client.wire import Unsupported
 
+from .support import update
+
 
 class Peer:
     """The agent side: answers initialize and session/new, records everything else."""
@@ -54,10 +56,6 @@ async def connect(version: int = 2, **init: Any) -> tuple[Peer, Agent, Any]:
     await agent.initialize(2)
     session = await agent.new_session("/tmp")
     return peer, agent, session
-
-
-def update(body: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": body}}
 
 
 def permission(rid: Any, tool_call_id: str = "c1", version: int = 2) -> dict[str, Any]:

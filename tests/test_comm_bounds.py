@@ -20,8 +20,8 @@ from acp_notebook.widgets.entry_bound import ENTRY_TEXT
 from acp_notebook.widgets.message_parts import MESSAGE_BOUND, json_size, split_patch
 from acp_notebook.widgets.snapshot import SAVED_TERMINAL_BYTES, saved_terminal, snapshot_of
 
+from .support import recording as recording  # the autouse recording comm
 from .test_widgets import chunk, make_view, tool
-from .test_widgets import recording as recording  # the autouse recording comm
 
 JS_SRC = Path(__file__).resolve().parents[1] / "js" / "src"
 MB = 1024 * 1024

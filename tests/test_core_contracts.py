@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import base64
 import copy
 import itertools
 import json
@@ -31,12 +30,10 @@ from acp_notebook.protocol import (
 from tests.test_bad_input import BAD_PERMISSIONS, LOCATIONS, REPAIRED_ITEMS, SKIPPED_ITEMS
 from tests.test_property import any_update
 
+from .support import b64
+
 GOLDEN = Path(__file__).parent / "golden"
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def b64(data: bytes | str) -> str:
-    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
 
 
 def golden_updates() -> list[Any]:

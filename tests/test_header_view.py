@@ -16,8 +16,10 @@ from acp_notebook.protocol.turn import Turn
 from acp_notebook.widgets import Scheduler, SessionHeaderView
 from acp_notebook.widgets.header_view import anchor_of, first_line
 
+from .support import RecordingComm
+from .support import recording as recording  # the autouse recording comm
 from .test_magic import DEMO, cell, displayed, ip, start  # noqa: F401 - fixtures shared with test_magic
-from .test_widgets import FakeTime, RecordingComm, patches, recording, tool, updates  # noqa: F401 - shared fixtures
+from .test_widgets import FakeTime, patches, tool, updates
 
 pytestmark = pytest.mark.usefixtures("recording")
 

@@ -26,10 +26,10 @@ from acp_notebook.protocol.trace import parse
 from acp_notebook.widgets.browser_inbox import dispatch
 from acp_notebook.widgets.message_parts import json_size
 
+from .support import recording as recording  # the autouse recording comm
 from .support import running, until_async
 from .test_comm_bounds import MB, view_messages
 from .test_widgets import make_view
-from .test_widgets import recording as recording  # the autouse recording comm
 
 HOSTILE = Path(__file__).parent / "agents" / "hostile.py"
 KERNEL_FRAMES = 150  # roughly how deep an ipykernel's stack is when a comm message is packed

@@ -15,8 +15,8 @@ import acp_notebook
 from acp_notebook.client.replayer import Replay
 from acp_notebook.protocol import trace
 from acp_notebook.traces import path
-from acp_notebook.traces.make import CWD, PROMPT, allow_once
 from acp_notebook.widgets.snapshot import timeline_items
+from tests.record_demo import CWD, PROMPT, allow_once
 from tests.support import until_async
 
 ROOT = Path(__file__).resolve().parents[1]

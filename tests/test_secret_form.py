@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-import comm
 import pytest
 
 from acp_notebook.widgets import SecretForm
 
-from .test_widgets import RecordingComm
+from .support import record_comms
 
 KEY = "sk-test-4b1d5ec7e7"
 FIELDS = [
@@ -20,9 +19,7 @@ FIELDS = [
 
 @pytest.fixture(autouse=True)
 def recording(monkeypatch):
-    RecordingComm.log = []
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
-    return RecordingComm.log
+    return record_comms(monkeypatch, fresh_runtime=False)
 
 
 class Calls:

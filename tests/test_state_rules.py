@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import pytest
@@ -10,23 +9,12 @@ import pytest
 from acp_notebook.protocol import Change, PermissionAlreadyAnswered, PermissionRequest, SessionState, Terminal
 from acp_notebook.protocol.v1 import normalize_v1_update, unified_patch
 
+from .support import apply_all, b64, codes, item, st, tupd, upd
+
 
 # -- helpers ------------------------------------------------------------------------------------
-def b64(data: bytes | str) -> str:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return base64.b64encode(raw).decode("ascii")
-
-
-def item(text: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": text}}
-
-
 def block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
-
-
-def upd(tool_call_id: str = "c1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, **fields}
 
 
 def chunk(tool_call_id: str, content: Any, **extra: Any) -> dict[str, Any]:
@@ -38,23 +26,8 @@ def chunk(tool_call_id: str, content: Any, **extra: Any) -> dict[str, Any]:
     }
 
 
-def tupd(terminal_id: str = "t1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "terminal_update", "terminalId": terminal_id, **fields}
-
-
 def tchunk(terminal_id: str, data: bytes | str, **extra: Any) -> dict[str, Any]:
     return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal_id, "data": b64(data), **extra}
-
-
-def apply_all(*updates: dict[str, Any], state: SessionState | None = None) -> SessionState:
-    state = state or SessionState()
-    for update in updates:
-        state.apply(update)
-    return state
-
-
-def codes(state: SessionState) -> list[str]:
-    return [d.code for d in state.diagnostics]
 
 
 DEFAULT_TC = {"toolCallId": "c1", "kind": "other", "status": "pending", "content": [], "locations": []}
@@ -791,21 +764,17 @@ def test_v1_plan_is_one_plan_replaced_completely() -> None:
 
 
 # -- run state --------------------------------------------------------------------------------------
-def state_upd(state: str, **extra: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "state_update", "state": state, **extra}
-
-
 def test_run_state_defaults_to_idle() -> None:
     state = SessionState()
     assert (state.run_state, state.stop_reason) == ("idle", None)
 
 
 def test_run_state_and_stop_reason() -> None:
-    state = apply_all(state_upd("running"))
+    state = apply_all(st("running"))
     assert state.run_state == "running"
-    state.apply(state_upd("requires_action"))
+    state.apply(st("requires_action"))
     assert state.run_state == "requires_action"
-    state.apply(state_upd("idle", stopReason="cancelled"))
+    state.apply(st("idle", stopReason="cancelled"))
     assert (state.run_state, state.stop_reason) == ("idle", "cancelled")
     assert codes(state) == []
 
@@ -816,33 +785,33 @@ def test_run_state_and_stop_reason() -> None:
     ids=["omitted", "null", "number", "object"],
 )
 def test_missing_or_malformed_stop_reason_is_none(extra: dict[str, Any]) -> None:
-    state = apply_all(state_upd("running"), state_upd("idle", stopReason="end_turn"))
-    state.apply(state_upd("running"))
-    state.apply(state_upd("idle", **extra))
+    state = apply_all(st("running"), st("idle", stopReason="end_turn"))
+    state.apply(st("running"))
+    state.apply(st("idle", **extra))
     assert state.stop_reason is None
 
 
 def test_error_stop_keeps_details() -> None:
     error = {"code": -32603, "message": "model timeout"}
-    state = apply_all(state_upd("running"), state_upd("idle", stopReason="error", error=error))
+    state = apply_all(st("running"), st("idle", stopReason="error", error=error))
     assert (state.stop_reason, state.stop_error) == ("error", error)
 
 
 def test_unknown_run_state_is_kept_and_not_idle() -> None:
-    state = apply_all(state_upd("running"), state_upd("hibernating"))
+    state = apply_all(st("running"), st("hibernating"))
     assert state.run_state == "hibernating"
     assert state.run_state != "idle"
     assert "unknown-state" in codes(state)
 
 
 def test_custom_run_state_without_diagnostic() -> None:
-    state = apply_all(state_upd("_warming_up"))
+    state = apply_all(st("_warming_up"))
     assert state.run_state == "_warming_up"
     assert codes(state) == []
 
 
 def test_tool_call_updates_while_idle_do_not_change_state() -> None:
-    state = apply_all(state_upd("idle", stopReason="end_turn"), upd(status="in_progress"), tchunk("t1", "x"))
+    state = apply_all(st("idle", stopReason="end_turn"), upd(status="in_progress"), tchunk("t1", "x"))
     assert (state.run_state, state.stop_reason) == ("idle", "end_turn")
 
 
@@ -1099,7 +1068,7 @@ def test_other_change_kinds() -> None:
     state.subscribe(changes.append)
     state.apply(msg_chunk("agent_message", "hi", "m1"))
     state.apply({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}})
-    state.apply(state_upd("running"))
+    state.apply(st("running"))
     state.apply({"sessionUpdate": "notice", "severity": "info", "title": "n"})
     state.apply({"sessionUpdate": "_custom"})
     state.apply({"sessionUpdate": "current_mode_update", "currentModeId": "code"})

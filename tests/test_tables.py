@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import sys
 
@@ -14,7 +13,7 @@ from acp_notebook.protocol import PermissionRequest, SessionState
 from acp_notebook.protocol.tables import COLUMNS, KINDS
 from acp_notebook.widgets.actions import Actions, SessionActions
 
-from .support import until_async
+from .support import b64, item, until_async
 
 TIMEOUT = 30
 OPTIONS = [
@@ -41,10 +40,6 @@ def fed(clock: Clock, *timed: tuple[float, dict]) -> SessionState:
         clock.now = now
         state.apply(update)
     return state
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def permission(key: str, request_id: int, subject: dict, title: str = "May I?") -> PermissionRequest:
@@ -193,10 +188,6 @@ def test_tool_call_updates_count_chunks_and_survive_a_v1_replace():
     clock.now = 5.0
     state.apply(bad_chunk)
     assert state.records("tool_calls")[0]["updates"] == 4 and state.tool_calls["c"].updated_at == 4.0
-
-
-def item(value: str) -> dict:
-    return {"type": "content", "content": text(value)}
 
 
 def test_exit_code_of_several_terminals_is_a_list_in_reference_order():

@@ -13,21 +13,7 @@ import pytest
 from acp_notebook.protocol import PermissionRequest, SessionState
 from acp_notebook.protocol.terminal import decode_base64
 
-
-def apply_all(*updates: dict[str, Any]) -> SessionState:
-    state = SessionState()
-    for update in updates:
-        state.apply(update)
-    return state
-
-
-def st(state: str, **extra: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "state_update", "state": state, **extra}
-
-
-def plan(**plan_fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "plan_update", "plan": {"planId": "p1", **plan_fields}}
-
+from .support import apply_all, plan, st
 
 ENTRY = {"content": "step", "priority": "high", "status": "pending"}
 TERM_BG = {"type": "terminal", "terminalId": "t1"}

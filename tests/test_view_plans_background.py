@@ -3,31 +3,16 @@ plan-mode permission whose subject emptied its card (issue 17), kernel side (no 
 
 from __future__ import annotations
 
-from typing import Any
-
 from acp_notebook import SessionState
 from acp_notebook.protocol import PermissionRequest
 from acp_notebook.widgets import viewmodel as vm
 
-from .test_widgets import make_view, patches, recording  # noqa: F401  (the fixture)
+from .support import apply_all, plan, st
+from .support import recording as recording  # the autouse recording comm
+from .test_widgets import make_view, patches
 
 ENTRY = {"content": "step", "priority": "high", "status": "pending"}
 TERM = {"type": "terminal", "terminalId": "t1"}
-
-
-def apply_all(*updates: dict[str, Any]) -> SessionState:
-    state = SessionState()
-    for update in updates:
-        state.apply(update)
-    return state
-
-
-def plan(**fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "plan_update", "plan": {"planId": "p1", **fields}}
-
-
-def st(state: str, **extra: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "state_update", "state": state, **extra}
 
 
 # -- plans ------------------------------------------------------------------------------------------
@@ -72,7 +57,7 @@ def test_unknown_plan_entry_is_raw_and_a_removed_plan_says_so() -> None:
     assert vm.build_entry(state, "plan", "p1")["removed"] is True
 
 
-def test_a_removed_plan_is_redrawn_in_the_live_view(recording) -> None:  # noqa: F811
+def test_a_removed_plan_is_redrawn_in_the_live_view(recording) -> None:
     state = apply_all(plan(type="items", entries=[ENTRY]))
     view, fake, _ = make_view(state)
     fake.advance(1)
@@ -125,7 +110,7 @@ def test_a_listed_tool_call_keeps_its_cancel_control_when_completed() -> None:
     assert (entry["background"], entry["cancellable"]) == (False, False)
 
 
-def test_the_live_view_redraws_the_card_when_background_changes(recording) -> None:  # noqa: F811
+def test_the_live_view_redraws_the_card_when_background_changes(recording) -> None:
     state = claude_background_bash()
     view, fake, _ = make_view(state)
     fake.advance(1)

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import comm
 import pytest
 
 from acp_notebook import SessionState
 from acp_notebook.client.summary import AgentSummary, SessionSummary
-from acp_notebook.widgets import runtime as runtime_module
 from acp_notebook.widgets.actions import SessionActions
 from acp_notebook.widgets.header import header
 from acp_notebook.widgets.inbound import MAX_INPUT_BYTES
 
-from .test_widgets import RecordingComm, chunk, make_view, patches, tool
+from .support import recording as recording  # the autouse recording comm
+from .test_widgets import chunk, make_view, patches, tool
 
 LOGIN_URL = "https://accounts.example.com/o/oauth2/auth?" + "&".join(f"p{i}=v{i:04d}" for i in range(70))
-
-
-@pytest.fixture(autouse=True)
-def recording(monkeypatch):
-    RecordingComm.log = []
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
-    monkeypatch.setattr(runtime_module, "_runtime", None)
-    return RecordingComm.log
 
 
 class FakeSession:

@@ -7,26 +7,13 @@ import base64
 import heapq
 import json
 import sys
-from typing import ClassVar
-
-import comm
-import pytest
 
 from acp_notebook import SessionState, start_agent
 from acp_notebook.protocol import PermissionRequest
 from acp_notebook.widgets import Scheduler, SessionView
-from acp_notebook.widgets import runtime as runtime_module
 
+from .support import recording as recording  # the autouse recording comm
 from .support import until_async
-
-
-class RecordingComm(comm.base_comm.BaseComm):
-    """A comm that records every message instead of sending it."""
-
-    log: ClassVar[list] = []
-
-    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
-        RecordingComm.log.append((self.comm_id, msg_type, data, list(buffers or [])))
 
 
 class FakeTime:
@@ -62,14 +49,6 @@ class _Handle:
 
     def cancel(self) -> None:
         self.entry[3] = True
-
-
-@pytest.fixture(autouse=True)
-def recording(monkeypatch):
-    RecordingComm.log = []
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
-    monkeypatch.setattr(runtime_module, "_runtime", None)
-    return RecordingComm.log
 
 
 def patches(log, view):

@@ -16,12 +16,10 @@ from acp_notebook.protocol import xray
 from acp_notebook.widgets.session_view import SessionView
 from acp_notebook.widgets.xray_source import XRaySource
 
-from . import test_widgets
+from .support import recording as recording  # the autouse recording comm
 from .support import until_async
 from .test_replay import snapshot
 from .test_widgets import FakeTime, make_view, patches
-
-recording = test_widgets.recording  # every comm records its messages (autouse there and here)
 
 DEMO = [sys.executable, "-m", "acp_notebook.demo_agent", "--speed", "0"]
 

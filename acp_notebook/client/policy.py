@@ -43,12 +43,6 @@ def check(policy: Any) -> Any:
     raise TypeError(f"permissions= takes a policy, a string or a function, not {type(policy).__name__}")
 
 
-def option_for(request: Any, policy: str) -> str | None:
-    """The ``optionId`` a named policy picks for ``request``; None if it picks nothing."""
-    answer = policies.Named(policy).answer(request)
-    return None if answer is policies.CANCEL else answer
-
-
 HANDLER_TIMEOUT = 10.0  # s an async handler may take while a cell blocks (no click can reach it)
 
 

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO, Any
 
-from .. import __version__
+from .._version import __version__
 from ..protocol import trace
 
 RING_ENTRIES = 5_000

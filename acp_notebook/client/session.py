@@ -225,10 +225,6 @@ class Session:
         if self.notebook is not None:
             self._spawn(self.notebook.close())
 
-    def fail_turn(self, error: BaseException) -> None:
-        """End a waiting turn with ``error``; the state reads idle."""
-        self._runner.fail(error)
-
     # -- cancelling -----------------------------------------------------------------------------
     async def cancel(self) -> None:
         """Cancel the current turn: notify the agent, answer permissions and reviews, mark tool calls."""

@@ -4,7 +4,7 @@
 version, with its permission allowed once; ``demo_cancel_v2.jsonl``: a v2 turn cancelled while
 its slow command runs; ``claude_v1.jsonl``: one turn of claude-agent-acp
 against the real-agent tests' mock model server (read, edit with permission, a Bash ``printf``,
-text). Regenerate the demo ones with ``python -m acp_notebook.traces.make``, the Claude one with
+text). Regenerate the demo ones with ``python tests/record_demo.py``, the Claude one with
 ``python tests/real_agents/record_claude.py`` (needs node and the test's npm packages).
 """
 

@@ -1,24 +1,42 @@
-"""What a view does with a message from its page: resync, rendered, X-ray asks, clicks, keys.
+"""What a view does with a message from its page: resync, rendered, stderr lines, clicks, keys.
 
-A function of the view (no state of its own). A replay or a pinned past state is read-only: its
-clicks and keys are dropped. Terminal keystrokes and sizes are checked (``inbound``) and only
-reach an interactive terminal of this view; a failure is a diagnostic that never quotes them.
+A function of the view (no state of its own), which it reads through ``Page``; the features a view
+attaches (X-ray, revert bar) answer their own messages before these. A replay or a pinned past
+state is read-only: its clicks and keys are dropped. Terminal keystrokes and sizes are checked
+(``inbound``) and only reach an interactive terminal of this view; a failure is a diagnostic that
+never quotes them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..client import frontend
-from . import checkpoint_view, inbound, review_entry
-from . import viewmodel as vm
-from .xray_link import REQUESTS as XRAY_REQUESTS
-
-if TYPE_CHECKING:
-    from .session_view import SessionView
+from ..protocol.state import SessionState
+from . import inbound, review_entry
 
 
-def dispatch(view: SessionView, content: Any) -> None:
+class Page(Protocol):
+    """What the inbox reads of a view (``SessionView`` is one)."""
+
+    state: SessionState
+    session: Any
+    actions: Any
+
+    @property
+    def read_only(self) -> bool: ...
+
+    @property
+    def terminal_ids(self) -> dict[str, None]: ...
+
+    def flush_full(self) -> int: ...
+
+    def send(self, content: Any, buffers: Any = None) -> None: ...
+
+    def whole_entry(self, view_key: str) -> dict[str, Any] | None: ...
+
+
+def dispatch(view: Page, content: Any) -> None:
     """Handle one message from the view's page."""
     if not isinstance(content, dict):
         return
@@ -27,14 +45,10 @@ def dispatch(view: SessionView, content: Any) -> None:
         view.flush_full()
     elif kind == "rendered":
         frontend.mark_rendered()
-    elif kind in XRAY_REQUESTS and view.xray is not None:
-        view.xray.handle(content)
     elif kind == "stderr_line":
         stderr_reply(view, content.get("n"))
     elif kind == "entry_full":
         entry_reply(view, content.get("key"))
-    elif kind in checkpoint_view.REQUESTS:  # it drops a read-only view's previews and reverts itself
-        checkpoint_view.handle(view, content)
     elif view.read_only:
         return  # a replay or a past state: nothing to answer or cancel
     elif kind == "select":
@@ -51,8 +65,11 @@ def dispatch(view: SessionView, content: Any) -> None:
         review_message(view, content)
 
 
-def stderr_reply(view: SessionView, number: Any) -> None:
-    """Send stderr line ``number`` as the agent kept it (``text`` null once it fell off the tail)."""
+def stderr_reply(view: Any, number: Any) -> None:
+    """Send stderr line ``number`` as the agent kept it (``text`` null once it fell off the tail).
+
+    ``view`` has ``state``, ``session`` and ``send`` (a ``Page``, or the ``%acp start`` header view).
+    """
     if not isinstance(number, int) or isinstance(number, bool):
         view.state.diagnose("view-bad-message", "stderr_line needs an integer `n`")
         return
@@ -61,7 +78,7 @@ def stderr_reply(view: SessionView, number: Any) -> None:
     view.send({"type": "stderr_line", "n": number, "text": line})
 
 
-def review_message(view: SessionView, content: dict[str, Any]) -> None:
+def review_message(view: Page, content: dict[str, Any]) -> None:
     """Accept or reject hunks of a write held for review (bad messages become diagnostics)."""
     try:
         review_entry.decide(view.state, content)
@@ -71,7 +88,7 @@ def review_message(view: SessionView, content: dict[str, Any]) -> None:
         view.state.diagnose("view-action-error", f"review: {type(exc).__name__}: {exc}")
 
 
-def terminal_message(view: SessionView, kind: str, content: dict[str, Any]) -> None:
+def terminal_message(view: Page, kind: str, content: dict[str, Any]) -> None:
     """Keystrokes or a size for an interactive terminal of this view (others are dropped)."""
     check, act = (
         (inbound.terminal_input, view.actions.terminal_input)
@@ -91,8 +108,7 @@ def terminal_message(view: SessionView, kind: str, content: dict[str, Any]) -> N
         view.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
 
 
-def entry_reply(view: SessionView, key: Any) -> None:
+def entry_reply(view: Page, key: Any) -> None:
     """Send entry ``key`` whole ("show all" of a cut message; ``entry`` null for an unknown key)."""
-    item = view._keys.get(key) if isinstance(key, str) else None
-    entry = vm.build_entry(view.state, *item, view.root, whole=True) if item is not None else None
+    entry = view.whole_entry(key) if isinstance(key, str) else None
     view.send({"type": "entry_full", "key": key, "entry": entry})

@@ -55,7 +55,6 @@ class Scheduler:
         self._patches: dict[Flushable, float] = {}  # view -> earliest time it may flush
         self._snapshots: dict[Flushable, tuple[float, float]] = {}  # view -> (last change, last snapshot)
         self._last_patch: dict[Flushable, float] = {}
-        self._last_snapshot: dict[Flushable, float] = {}
         self._timer: Any = None
         self._timer_at = float("inf")
 
@@ -71,7 +70,7 @@ class Scheduler:
 
     def forget(self, view: Flushable) -> None:
         """Drop a closed view."""
-        for table in (self._patches, self._snapshots, self._last_patch, self._last_snapshot):
+        for table in (self._patches, self._snapshots, self._last_patch):
             table.pop(view, None)
 
     def _refill(self, now: float) -> None:
@@ -99,7 +98,6 @@ class Scheduler:
             due = min(changed + self.snapshot_quiet, since + self.snapshot_every)
             if due <= now and view not in self._patches and self._has_token():
                 del self._snapshots[view]
-                self._last_snapshot[view] = now
                 self._spend(view.flush_snapshot())
         self._arm(now)
 

@@ -10,6 +10,7 @@ renders the view) tells ``client.frontend`` someone looks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -20,9 +21,10 @@ from ..client import frontend
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
-from . import browser_inbox
+from . import browser_inbox, checkpoint_view
 from . import viewmodel as vm
 from .actions import Actions, actions_for
+from .checkpoint_view import CheckpointBar
 from .header import header
 from .message_parts import BoundedSender
 from .on_loop import on_loop
@@ -31,6 +33,7 @@ from .scheduler import Scheduler, default_scheduler
 from .snapshot import SAVED_TERMINAL_BYTES
 from .snapshot_pages import SavedSnapshot, SnapshotPage
 from .terminal_moves import terminal_moves
+from .xray_link import REQUESTS as XRAY_REQUESTS
 from .xray_link import XRayLink
 from .xray_source import XRaySource
 
@@ -82,10 +85,25 @@ class SessionView(anywidget.AnyWidget):
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
         self._unsubscribe = self.state.subscribe(self._on_change)
-        self.xray = XRayLink.attach(self, xray)
+        self._features: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._attach_features(xray)
         self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
         self._mark_sent()  # the first snapshot carries everything so far
+
+    def _attach_features(self, xray: bool | XRaySource) -> None:
+        """The X-ray and the revert bar, each handed the parts it uses; their messages go to them."""
+        self.xray = XRayLink.attach(
+            xray, self.session, send=self.send, live_state=lambda: self.live_state,
+            show=self.retarget, detach=self.detach, refresh=self.refresh,
+        )  # fmt: skip
+        self.revert_bar = CheckpointBar(
+            self.session, send=self.send, entry_keys=lambda: self.entry_keys, state=lambda: self.state,
+            read_only=lambda: self.read_only, is_open=lambda: self.comm is not None,
+        )  # fmt: skip
+        self._features.update(dict.fromkeys(checkpoint_view.REQUESTS, self.revert_bar.handle))
+        if self.xray is not None:
+            self._features.update(dict.fromkeys(XRAY_REQUESTS, self.xray.handle))
 
     @property
     def live_state(self) -> SessionState:
@@ -224,6 +242,11 @@ class SessionView(anywidget.AnyWidget):
             self.pages = traits["pages"]
         return 1 + self._saved.opened + self._saved.release()
 
+    def whole_entry(self, view_key: str) -> dict[str, Any] | None:
+        """Entry ``view_key`` uncut ("show all"), or None if the view does not show it."""
+        item = self._keys.get(view_key)
+        return vm.build_entry(self.state, *item, self.root, whole=True) if item is not None else None
+
     def _entry(self, view_key: str) -> dict[str, Any]:
         kind, key = self._keys[view_key]
         return vm.build_entry(self.state, kind, key, self.root)
@@ -234,7 +257,11 @@ class SessionView(anywidget.AnyWidget):
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:
-        browser_inbox.dispatch(self, content)
+        feature = self._features.get(content.get("type")) if isinstance(content, dict) else None
+        if feature is not None:  # the X-ray's and the revert bar's (each minds read-only itself)
+            feature(content)
+        else:
+            browser_inbox.dispatch(self, content)
 
     def close(self) -> None:
         """Stop observing the state and close the widget."""

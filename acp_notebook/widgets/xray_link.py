@@ -6,19 +6,21 @@ request's ``req``. ``xray_select`` shows the state right after a message: a repl
 scrubber follows); a live session's view is pinned to a privately re-enacted state, read-only,
 until ``xray_unpin``. Every patch and snapshot carries ``meta()``: how many entries there are,
 the doctor's findings, and what is pinned.
+
+The view hands the link the parts it uses (send to the page, read the live state, show a state,
+stop observing, refresh), never itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..protocol.state import SessionState
 from .on_loop import running_loop
 from .xray_source import XRaySource, card_keys
-
-if TYPE_CHECKING:
-    from .session_view import SessionView
 
 REQUESTS = ("xray_rows", "xray_detail", "xray_card", "xray_select", "xray_unpin")
 SLOW = ("xray_card", "xray_select")  # a live session's re-enactment: off the kernel's loop
@@ -27,24 +29,39 @@ SLOW = ("xray_card", "xray_select")  # a live session's re-enactment: off the ke
 class XRayLink:
     """One view's X-ray: its source, its pinned message, its answers to the panel."""
 
-    def __init__(self, view: SessionView, source: XRaySource, traffic: Any = None) -> None:
-        self.view, self.source, self._traffic = view, source, traffic
+    def __init__(
+        self,
+        source: XRaySource,
+        traffic: Any = None,
+        *,
+        send: Callable[[dict[str, Any]], None],
+        live_state: Callable[[], SessionState],
+        show: Callable[[SessionState], None],
+        detach: Callable[[], None],
+        refresh: Callable[[], None],
+        live: bool = False,
+    ) -> None:
+        self.source, self._traffic = source, traffic
+        self._send, self._live_state, self._show, self._detach = send, live_state, show, detach
+        self._refresh, self._live = refresh, live
         self.pinned: int | None = None
         self._pool: ThreadPoolExecutor | None = None  # one thread: re-enactments never overlap
         if traffic is not None:
-            traffic.listeners.append(view.refresh)  # each new entry: the panel's count moves
+            traffic.listeners.append(refresh)  # each new entry: the panel's count moves
 
     @classmethod
-    def attach(cls, view: SessionView, xray: bool | XRaySource) -> XRayLink | None:
-        """The X-ray of ``view``: ``xray`` itself (a source), a live session's (True), or None."""
+    def attach(cls, xray: bool | XRaySource, session: Any, **parts: Any) -> XRayLink | None:
+        """The X-ray of a view of ``session``: ``xray`` itself (a source), a live session's (True), or None.
+
+        ``parts`` are the view's: ``send``, ``live_state``, ``show``, ``detach``, ``refresh``.
+        """
         if xray is False:
             return None
         if isinstance(xray, XRaySource):
-            return cls(view, xray)
-        session = view.session
+            return cls(xray, live=session is not None, **parts)
         if session is None or not hasattr(session, "agent"):
             raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
-        return cls(view, XRaySource.live(session), session.agent.traffic_log)
+        return cls(XRaySource.live(session), session.agent.traffic_log, live=True, **parts)
 
     def meta(self) -> dict[str, Any]:
         """What every patch tells the panel."""
@@ -53,7 +70,7 @@ class XRayLink:
         meta["findings"] = self.source.findings()
         replay = self.source.replay
         meta["position"] = replay.position if replay is not None else None
-        meta["live"] = replay is None and self.view.session is not None
+        meta["live"] = replay is None and self._live
         return meta
 
     def handle(self, content: dict[str, Any]) -> None:
@@ -66,19 +83,19 @@ class XRayLink:
         self._reply(content, _guarded(self._answer, kind, content))
 
     def _reply(self, content: dict[str, Any], answer: dict[str, Any]) -> None:
-        self.view.send({"type": "xray_reply", "req": content.get("req"), "of": content.get("type"), **answer})
+        self._send({"type": "xray_reply", "req": content.get("req"), "of": content.get("type"), **answer})
 
     async def _answer_later(self, loop: asyncio.AbstractEventLoop, content: dict[str, Any]) -> None:
         self._pool = self._pool or ThreadPoolExecutor(1, thread_name_prefix="acp-xray")
         kind = content.get("type")
-        keys = card_keys(str(content.get("key")), self.view.live_state)
+        keys = card_keys(str(content.get("key")), self._live_state())
         self.source.freeze()  # the thread reads a copy, never the ring the loop appends to
         try:
             if kind == "xray_card":
                 work = lambda: _guarded(self._card, keys, content)  # noqa: E731
                 self._reply(content, await loop.run_in_executor(self._pool, work))
                 return
-            self.view.detach()
+            self._detach()
             found = await loop.run_in_executor(self._pool, _guarded, self._state_after, kind, content)
         finally:
             self.source.thaw()
@@ -103,7 +120,7 @@ class XRayLink:
             return self.source.detail(int(content["index"]))
         if kind == "xray_card":
             key = str(content.get("key"))
-            return {"key": key, "indices": self.source.built_by(key, self.view.live_state)}
+            return {"key": key, "indices": self.source.built_by(key, self._live_state())}
         if kind == "xray_select":
             return self.select(int(content["index"]))
         return self.unpin()
@@ -113,30 +130,30 @@ class XRayLink:
         if self.source.replay is not None:
             self.source.state_after(index)  # the replay's own view follows its seek
             return {"index": index, "position": self.source.replay.position}
-        self.view.detach()
+        self._detach()
         found = _guarded(self._state_after, "xray_select", {"index": index})
         return self._pin(index, found.pop("state", None), found)
 
     def _pin(self, index: int, state: Any, failed: dict[str, Any]) -> dict[str, Any]:
         if state is None:
             self.pinned = None
-            self.view.retarget(self.view.live_state)
+            self._show(self._live_state())
             return failed or {"index": index, "error": GONE}
         self.pinned = index
-        self.view.retarget(state)
+        self._show(state)
         return {"index": index, "pinned": index}
 
     def unpin(self) -> dict[str, Any]:
         """Back to the live state."""
         if self.pinned is not None:
             self.pinned = None
-            self.view.retarget(self.view.live_state)
+            self._show(self._live_state())
         return {"pinned": None}
 
     def close(self) -> None:
         """Stop listening to the traffic; end the source's private re-enactments."""
-        if self._traffic is not None and self.view.refresh in self._traffic.listeners:
-            self._traffic.listeners.remove(self.view.refresh)
+        if self._traffic is not None and self._refresh in self._traffic.listeners:
+            self._traffic.listeners.remove(self._refresh)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self.source.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import __version__
+from ..._version import __version__
 from ..errors import ProtocolVersionError
 from .auth import AuthMethod
 from .base import Call, Handlers, Offer, Routes, Unsupported, Wire

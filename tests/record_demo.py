@@ -1,4 +1,4 @@
-"""Regenerate the demo traces: ``python -m acp_notebook.traces.make [FOLDER]``.
+"""Regenerate the demo traces: ``python tests/record_demo.py [FOLDER]`` (default: the shipped ones).
 
 Runs the demo agent (no pauses) in v2 and in v1 with ``record=``, in a neutral working directory
 (``/tmp/acp-demo``), sends one prompt and allows the permission it asks once; and, for
@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..client.launch import start_agent
-from . import FOLDER
+from acp_notebook.client.launch import start_agent
+from acp_notebook.traces import FOLDER
 
 CWD = "/tmp/acp-demo"
 PROMPT = "Fix the failing test, please."
