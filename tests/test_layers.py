@@ -113,11 +113,16 @@ def test_no_import_cycle_among_the_widgets_modules() -> None:
     assert found == [], f"import cycles in acp_notebook.widgets: {found}"
 
 
+def test_no_import_cycle_in_the_pure_core() -> None:
+    found = cycles(graph(), "acp_notebook.protocol")
+    assert found == [], f"import cycles in acp_notebook.protocol: {found}"
+
+
 def report() -> str:
     """Every cycle in the package and in each subpackage, one line each (later work: client/)."""
     edges = graph()
     lines = []
-    for scope in (None, "acp_notebook.client", "acp_notebook.widgets"):
+    for scope in (None, "acp_notebook.protocol", "acp_notebook.client", "acp_notebook.widgets"):
         for component in cycles(edges, scope):
             lines.append(f"{scope or 'acp_notebook (whole)'}: {len(component)} modules: {component}")
     return "\n".join(lines) or "no import cycles"

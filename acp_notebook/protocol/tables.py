@@ -33,19 +33,36 @@ holds a list), ``permission`` boolean, durations float; pandas is imported only 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .content import terminal_refs
 
 if TYPE_CHECKING:
     from .messages import Message
     from .permission import PermissionRequest
-    from .state import SessionState
     from .terminal import Terminal
     from .toolcall import ToolCall
 
 Row = dict[str, Any]
+
+
+class Tabled(Protocol):
+    """What the tables read of a state (``SessionState`` is one; this module never imports it)."""
+
+    @property
+    def tool_calls(self) -> Mapping[str, ToolCall]: ...
+    @property
+    def terminals(self) -> Mapping[str, Terminal]: ...
+    @property
+    def messages(self) -> Mapping[str, Message]: ...
+    @property
+    def permissions(self) -> Mapping[str, PermissionRequest]: ...
+    @property
+    def permission_times(self) -> Mapping[str, tuple[float, float | None]]: ...
+    @property
+    def traffic_source(self) -> Callable[[], Iterable[dict[str, Any]]] | None: ...
+
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "tool_calls": (
@@ -104,7 +121,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 
-def records(state: SessionState, kind: str) -> list[Row]:
+def records(state: Tabled, kind: str) -> list[Row]:
     """The rows of table ``kind``; raises ``ValueError`` for an unknown kind."""
     build = _BUILDERS.get(kind)
     if build is None:
@@ -112,7 +129,7 @@ def records(state: SessionState, kind: str) -> list[Row]:
     return build(state)
 
 
-def frame(state: SessionState, kind: str) -> Any:
+def frame(state: Tabled, kind: str) -> Any:
     """The rows of table ``kind`` as a pandas DataFrame, with typed columns."""
     rows = records(state, kind)
     try:
@@ -135,7 +152,7 @@ def frame(state: SessionState, kind: str) -> Any:
 
 
 # -- tool calls ---------------------------------------------------------------------------------
-def tool_call_rows(state: SessionState) -> list[Row]:
+def tool_call_rows(state: Tabled) -> list[Row]:
     """One row per tool call."""
     asked = {p.tool_call_id: p for p in state.permissions.values() if p.tool_call_id is not None}
     return [
@@ -143,7 +160,7 @@ def tool_call_rows(state: SessionState) -> list[Row]:
     ]
 
 
-def _tool_call_row(tc: ToolCall, terminals: dict[str, Terminal], perm: PermissionRequest | None) -> Row:
+def _tool_call_row(tc: ToolCall, terminals: Mapping[str, Terminal], perm: PermissionRequest | None) -> Row:
     return {
         "id": tc.tool_call_id,
         "title": tc.title,
@@ -174,7 +191,7 @@ def files_touched(tc: ToolCall) -> list[str]:
     return [p for p in dict.fromkeys(paths) if isinstance(p, str)]
 
 
-def _exit_code(tc: ToolCall, terminals: dict[str, Terminal]) -> Any:
+def _exit_code(tc: ToolCall, terminals: Mapping[str, Terminal]) -> Any:
     codes = [_code(terminals.get(t)) for t in dict.fromkeys(terminal_refs(tc.content))]
     return codes if len(codes) > 1 else (codes[0] if codes else None)
 
@@ -185,7 +202,7 @@ def _code(term: Terminal | None) -> int | None:
 
 
 # -- messages and terminals ---------------------------------------------------------------------
-def message_rows(state: SessionState) -> list[Row]:
+def message_rows(state: Tabled) -> list[Row]:
     """One row per message (user, agent, thought)."""
     return [_message_row(msg) for msg in state.messages.values()]
 
@@ -201,7 +218,7 @@ def _message_row(msg: Message) -> Row:
     }
 
 
-def terminal_rows(state: SessionState) -> list[Row]:
+def terminal_rows(state: Tabled) -> list[Row]:
     """One row per terminal."""
     return [_terminal_row(term) for term in state.terminals.values()]
 
@@ -223,7 +240,7 @@ def _terminal_row(term: Terminal) -> Row:
 
 
 # -- permissions --------------------------------------------------------------------------------
-def permission_rows(state: SessionState) -> list[Row]:
+def permission_rows(state: Tabled) -> list[Row]:
     """One row per permission request, in arrival order."""
     times = state.permission_times
     return [_permission_row(perm, times.get(perm.key, (None, None))) for perm in state.permissions.values()]
@@ -260,7 +277,7 @@ def decision(perm: PermissionRequest) -> str | None:
 
 
 # -- traffic ------------------------------------------------------------------------------------
-def traffic_rows(state: SessionState) -> list[Row]:
+def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
     source = state.traffic_source
     if source is None:
@@ -309,7 +326,7 @@ def _size(entry: dict[str, Any]) -> int | None:
     return None
 
 
-_BUILDERS: dict[str, Callable[[SessionState], list[Row]]] = {
+_BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "tool_calls": tool_call_rows,
     "messages": message_rows,
     "terminals": terminal_rows,
