@@ -42,7 +42,6 @@ was answered with an error; and that no process of the agent's survives ``agent.
 from __future__ import annotations
 
 import asyncio
-import base64
 import re
 import time
 from collections.abc import AsyncIterator
@@ -63,6 +62,7 @@ from tests.real_agents.mock_openai import (
     message,
     user_said,
 )
+from tests.real_agents.referee import Folded, fold, strict_b64
 from tests.support import running, until_async
 
 TURN = 60  # seconds: a bound for one prompt turn (each takes 0.3-3 s here)
@@ -94,9 +94,6 @@ V2_KINDS = {
     "config_option_update",
     "session_info_update",
 }
-ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
-TOOL_CALL_DEFAULTS = {"kind": "other", "status": "pending", "content": [], "locations": []}
-BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 QUIET_CONFIG = """
 check_for_update_on_startup = false
 
@@ -271,123 +268,6 @@ async def codex(tmp_path: Path) -> AsyncIterator[Run]:
 
 
 # -- what the wire said, folded with the v2 rules, independently of the client -----------------------
-@dataclass
-class Folded:
-    """One session's state as its wire left it."""
-
-    tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
-    terminals: dict[str, dict[str, Any]] = field(default_factory=dict)  # "output" holds bytes
-    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    states: list[dict[str, Any]] = field(default_factory=list)  # the state_updates, in order
-    usage: dict[str, Any] = field(default_factory=dict)
-    session_info: dict[str, Any] = field(default_factory=dict)
-    lists: dict[str, list[Any]] = field(default_factory=dict)  # kind -> the last full list
-    kinds: set[str] = field(default_factory=set)
-    updates: int = 0
-
-
-def strict_b64(data: str) -> bytes:
-    """RFC 4648 base64 (the alphabet, a multiple of 4, ``=`` only at the end), decoded."""
-    assert BASE64.fullmatch(data), f"not strict base64: {data[:80]!r}"
-    return base64.b64decode(data)
-
-
-def _set_meta(target: dict[str, Any], value: Any) -> None:
-    """``_meta`` patches by top-level key: null clears it, a null key is removed."""
-    if value is None:
-        target.pop("_meta", None)
-        return
-    meta = dict(target.get("_meta") or {})
-    for key, item in value.items():
-        if item is None:
-            meta.pop(key, None)
-        else:
-            meta[key] = item
-    target["_meta"] = meta
-
-
-def _upsert(target: dict[str, Any], update: dict[str, Any], skip: tuple[str, ...]) -> None:
-    """v2 patch: omitted keeps, ``null`` clears (to the default), a value replaces; ``_meta`` by key."""
-    for key, value in update.items():
-        if key in skip:
-            continue
-        if key == "_meta":
-            _set_meta(target, value)
-        elif value is None and key in TOOL_CALL_DEFAULTS and "toolCallId" in target:
-            target[key] = TOOL_CALL_DEFAULTS[key]
-        elif value is None:
-            target.pop(key, None)
-        else:
-            target[key] = value
-
-
-def _tool_call(folded: Folded, tc_id: str) -> dict[str, Any]:
-    return folded.tool_calls.setdefault(tc_id, {"toolCallId": tc_id, **TOOL_CALL_DEFAULTS})
-
-
-def _terminal(folded: Folded, terminal_id: str) -> dict[str, Any]:
-    return folded.terminals.setdefault(terminal_id, {"terminalId": terminal_id, "output": b""})
-
-
-def _referenced_terminals(folded: Folded, content: Any) -> None:
-    for item in content or []:
-        if isinstance(item, dict) and item.get("type") == "terminal":
-            _terminal(folded, item["terminalId"])
-
-
-def fold(messages: list[dict[str, Any]], session_id: str) -> Folded:
-    """Fold codex's ``session/update``s and permission requests for ``session_id``, in arrival
-    order, with the v2 rules (a permission's ``subject.toolCall`` is a tool-call upsert too)."""
-    folded = Folded()
-    for m in messages:
-        params = m.get("params") if isinstance(m.get("params"), dict) else {}
-        if params.get("sessionId") != session_id:
-            continue
-        if m.get("method") == "session/request_permission":
-            subject = params.get("subject") or {}
-            if subject.get("type") == "tool_call":
-                call = subject["toolCall"]
-                _upsert(_tool_call(folded, call["toolCallId"]), call, ("toolCallId",))
-                _referenced_terminals(folded, call.get("content"))
-        elif m.get("method") == "session/update":
-            folded.updates += 1
-            _fold_update(folded, params["update"])
-    return folded
-
-
-def _fold_update(folded: Folded, update: dict[str, Any]) -> None:
-    kind = update["sessionUpdate"]
-    folded.kinds.add(kind)
-    if kind in ROLES:  # chunks append to their message
-        message_id = update["messageId"]
-        entry = folded.messages.setdefault(
-            message_id, {"messageId": message_id, "role": ROLES[kind], "content": []}
-        )
-        entry["content"].append(update["content"])
-    elif kind == "tool_call_update":  # an upsert
-        _upsert(_tool_call(folded, update["toolCallId"]), update, ("sessionUpdate", "toolCallId"))
-        _referenced_terminals(folded, update.get("content"))
-    elif kind == "terminal_update":  # an upsert; `output` is a whole snapshot in base64
-        terminal = _terminal(folded, update["terminalId"])
-        for key, value in update.items():
-            if key == "output":
-                terminal["output"] = b"" if value is None else strict_b64(value["data"])
-            elif key not in ("sessionUpdate", "terminalId"):
-                _upsert(terminal, {key: value}, ())
-    elif kind == "terminal_output_chunk":  # each chunk decoded alone, appended
-        _terminal(folded, update["terminalId"])["output"] += strict_b64(update["data"])
-    elif kind == "state_update":
-        folded.states.append(update)
-    elif kind == "usage_update":  # used and size are required; cost: omitted keeps, null clears
-        folded.usage.update({"used": update["used"], "size": update["size"]})
-        if "cost" in update:
-            folded.usage["cost"] = update["cost"]
-    elif kind == "session_info_update":
-        _upsert(folded.session_info, update, ("sessionUpdate",))
-    elif kind in ("available_commands_update", "config_option_update"):
-        folded.lists[kind] = update["availableCommands" if kind[0] == "a" else "configOptions"]
-
-
 def assert_wire_equals_state(run: Run, session: Any) -> Folded:
     """Every update and permission request of ``session`` on the wire, folded, equals
     ``session.state``: tool calls and terminals whole (terminal bytes exactly), every message,
