@@ -37,9 +37,9 @@ _EXPORTS = {
     "start_agent_sync": "client.launch",
     "register_agent": "client.agents",
     "known_agents": "client.agents",
-    "Replay": "client.replayer",
-    "replay": "client.replayer",
-    "doctor": "client.diagnosis",
+    "Replay": "playback",
+    "replay": "playback",
+    "doctor": "playback",
     "compare": "comparison",
     "compare_sync": "comparison",
     "Comparison": "comparison",
@@ -73,6 +73,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'acp_notebook' has no attribute {name!r}")
+    if module == "widgets":  # the composition root: the views' features register first
+        importlib.import_module(".playback", __name__)
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

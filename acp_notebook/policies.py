@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .client import frontend
+from . import frontend
 from .protocol.subject import Facts, command_words, facts_of, has_prefix, option_of, under
 
 

@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-CACHE_ENV = "ACP_NOTEBOOK_CHECKPOINTS"  # acp_notebook.client.shadow_git.CACHE_ENV
+CACHE_ENV = "ACP_NOTEBOOK_CHECKPOINTS"  # acp_notebook.client.checkpoints.shadow_git.CACHE_ENV
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from acp_notebook import start_agent
-from acp_notebook.client.checkpoints import Checkpointer
-from acp_notebook.client.shadow_git import CACHE_ENV
+from acp_notebook.client.checkpoints.checkpointer import Checkpointer
+from acp_notebook.client.checkpoints.shadow_git import CACHE_ENV
 from acp_notebook.protocol.checkpoint import Limits, NoCheckpoint
 from acp_notebook.protocol.state import SessionState
 from acp_notebook.protocol.turn import Turn

@@ -14,8 +14,8 @@ import pytest
 
 from acp_notebook import RpcError
 from acp_notebook.client.agent import Agent
-from acp_notebook.client.memory import MemoryStream
 from acp_notebook.client.wire import Unsupported
+from acp_notebook.playback.memory import MemoryStream
 
 from .support import update
 

@@ -1,4 +1,4 @@
-"""Several agents on one prompt: the copies (``client.workspace``), ``acp_notebook.compare`` with
+"""Several agents on one prompt: the copies (``workspace``), ``acp_notebook.compare`` with
 demo agents and the real Claude agent against its scripted mock, the table, and ``%%acp --agents``."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import acp_notebook
-from acp_notebook.client.compare import ROWS, Entrant, entrants
-from acp_notebook.client.workspace import changes, diff_text, make_copy, remove_copy
+from acp_notebook.comparison.entrants import ROWS, Entrant, entrants
+from acp_notebook.comparison.workspace import changes, diff_text, make_copy, remove_copy
 from tests import test_magic
 from tests.real_agents import harness
 from tests.real_agents.mock_anthropic import MockAnthropic, Script, text, tool_use
@@ -308,7 +308,7 @@ def test_the_agents_option_with_an_empty_prompt_fails_clearly(ip, capsys):
 
 
 async def test_copies_nobody_closed_are_removed_at_exit(tmp_path, monkeypatch):
-    from acp_notebook import comparison as comparison_module
+    from acp_notebook.comparison import core as comparison_module
 
     monkeypatch.setenv("ACP_DEMO_SPEED", "0")
     source = project(tmp_path / "repo", repo=True)

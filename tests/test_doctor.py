@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import acp_notebook
-from acp_notebook.protocol import doctor_spec
-from acp_notebook.protocol.doctor import Finding, Findings, diagnose
-from acp_notebook.protocol.findings import line_size, negotiated_version
+from acp_notebook.playback import doctor_spec
+from acp_notebook.playback.doctor_rules import Finding, Findings, diagnose
+from acp_notebook.playback.findings import line_size, negotiated_version
 from acp_notebook.traces import path
 
 SID = "sess_1"

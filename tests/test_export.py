@@ -47,8 +47,8 @@ async def test_live_demo_session_exports_state_trace_and_no_secret(tmp_path: Pat
         session = await agent.new_session(str(tmp_path), servers)
         session.permission_handler = lambda request: "allow-once"
         assert await asyncio.wait_for(session.prompt("Fix the bug"), 30) == "end_turn"
-        out = session.export_json(tmp_path / "s.json")
-        page_path = session.export_html(tmp_path / "s.html")
+        out = acp_notebook.export_json(session, tmp_path / "s.json")
+        page_path = acp_notebook.export_html(session, tmp_path / "s.html")
         traffic = json.loads(json.dumps(session.traffic))
     finally:
         await agent.close()

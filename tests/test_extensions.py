@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from acp_notebook.client.agent import Agent
-from acp_notebook.client.memory import MemoryStream
 from acp_notebook.client.wire.terminal_output import translate
+from acp_notebook.playback.memory import MemoryStream
 
 
 async def connect(**options: Any) -> tuple[MemoryStream, Agent, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from acp_notebook.client.agent import Agent
-from acp_notebook.client.memory import MemoryStream
+from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.protocol import PermissionRequest, SessionState
 
 GOLDEN_DIR = Path(__file__).parent / "golden"

@@ -70,8 +70,8 @@ async def test_any_nesting_depth_leaves_session_views_exports_and_trace_working(
         for _cid, _kind, data, _bufs in recording:  # every comm message packs in a kernel
             packed_in_a_kernel(data)
         make_view(session)
-        session.export_json(tmp_path / "s.json")
-        session.export_html(tmp_path / "s.html")
+        acp_notebook.export_json(session, tmp_path / "s.json")
+        acp_notebook.export_html(session, tmp_path / "s.html")
     finally:
         await agent.close()
     answers = [m for m in received(log) if m.get("id") == 77 and "method" not in m]

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.client import wake
+from acp_notebook.magic import wake
 
 from .test_kernel import kernel  # noqa: F401  (the real-kernel fixture)
 
 QUIET = Path(__file__).parent / "agents" / "quiet_permission.py"
 BOUND = 2.0  # s the loop would sleep without a wake (the test's own timer)
 LEFT_BEHIND = (  # run in a cell, which holds the wakeup itself (the cell hooks): one user, no ticker
-    "import asyncio, signal\nfrom acp_notebook.client import wake\n"
+    "import asyncio, signal\nfrom acp_notebook.magic import wake\n"
     "fd = signal.set_wakeup_fd(-1); signal.set_wakeup_fd(fd)\n"
     "print(wake._installed.users, fd == wake._installed.writer.fileno(),"
     " [t for t in asyncio.all_tasks() if '_tick' in repr(t)])"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from acp_notebook.client import frontend, headless
+from acp_notebook import frontend
+from acp_notebook.client import headless
 
 from .test_magic import DEMO, cell, displayed, ip, start  # noqa: F401 - fixtures shared with test_magic
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from acp_notebook import SessionState, policies, start_agent
-from acp_notebook.client import frontend, headless
+from acp_notebook import SessionState, frontend, policies, start_agent
+from acp_notebook.client import headless
 from acp_notebook.protocol import PermissionRequest
 from acp_notebook.widgets.actions import SessionActions
 

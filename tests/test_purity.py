@@ -91,3 +91,35 @@ def test_no_io_or_ui_import_line(path: Path) -> None:
         if level >= 2:  # `from .. import x` reaches outside the protocol package (client, widgets)
             bad.append((line, "." * level + name))
     assert bad == [], f"{path.name} imports {bad}"
+
+
+REPLAY = ROOT / "acp_notebook" / "playback"
+PURE_REPLAY = [REPLAY / f"{name}.py" for name in ("doctor_rules", "doctor_spec", "findings", "xray")]
+
+
+@pytest.mark.parametrize("path", PURE_REPLAY, ids=[p.name for p in PURE_REPLAY])
+def test_the_replay_rules_stay_pure(path: Path) -> None:
+    """The doctor's and the X-ray's rules (in ``playback/``) import only the pure core and each other."""
+    pure = {p.stem for p in PURE_REPLAY}
+    bad = []
+    for line, name, level in _imports(path) + _siblings(path):
+        top = name.split(".")[0]
+        inside = level == 1 and (top in pure or name == "")
+        core = level == 2 and (name == "protocol" or name.startswith("protocol."))
+        stdlib = (
+            level == 0 and top not in FORBIDDEN and top not in ("importlib", "acp_notebook", "__import__")
+        )
+        if not (inside or core or stdlib):
+            bad.append((line, "." * level + name))
+    assert bad == [], f"{path.name} imports {bad}"
+
+
+def _siblings(path: Path) -> list[tuple[int, str, int]]:
+    """``from . import a, b`` as imports of ``a`` and ``b`` (``_imports`` gives them as ``.``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return [
+        (node.lineno, alias.name, 1)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module
+        for alias in node.names
+    ]

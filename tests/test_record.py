@@ -12,8 +12,8 @@ import pytest
 
 import acp_notebook
 from acp_notebook.client.agent import Agent
-from acp_notebook.client.memory import MemoryStream
 from acp_notebook.client.recorder import RING_LINE_BYTES, Traffic
+from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.protocol import trace
 from acp_notebook.traces import NAMES, path
 from tests.support import until_async

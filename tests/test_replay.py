@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import acp_notebook
-from acp_notebook.client.replayer import Replay
+from acp_notebook.playback.replayer import Replay
 from acp_notebook.protocol import trace
 from acp_notebook.traces import path
 from acp_notebook.widgets.snapshot import timeline_items
@@ -171,7 +171,7 @@ async def test_the_replay_agent_reports_a_divergence() -> None:
 
 async def test_a_loaded_session_replays_its_history(tmp_path: Path) -> None:
     from acp_notebook.client.agent import Agent
-    from acp_notebook.client.memory import MemoryStream
+    from acp_notebook.playback.memory import MemoryStream
 
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "earlier"}}
 

@@ -261,7 +261,7 @@ def _entries(version: int, subject_call: dict[str, Any], before: dict[str, Any])
 
 
 def test_doctor_names_a_permission_that_empties_the_card() -> None:
-    from acp_notebook.protocol.doctor import diagnose
+    from acp_notebook.playback.doctor_rules import diagnose
 
     shown = {"content": SHOWN, "rawInput": {"plan": "x"}}
 

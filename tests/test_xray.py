@@ -11,10 +11,10 @@ import pytest
 
 import acp_notebook
 from acp_notebook.client.launch import start_agent
+from acp_notebook.playback import xray
+from acp_notebook.playback.xray_source import XRaySource
 from acp_notebook.policies import allow
-from acp_notebook.protocol import xray
 from acp_notebook.widgets.session_view import SessionView
-from acp_notebook.widgets.xray_source import XRaySource
 
 from .support import recording as recording  # the autouse recording comm
 from .support import until_async

@@ -18,8 +18,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from .. import policies
-from . import frontend
+from .. import frontend, policies
 
 DELAY = 1.0  # s a request may wait (for a policy, a handler, a click) before it is described
 

@@ -21,7 +21,7 @@ from ..protocol.review import Review
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from . import blocking, headless
-from .checkpoints import Checkpointer, checkpoint_wanted
+from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
 from .exit_cleanup import settle_exit
@@ -331,18 +331,6 @@ class Session:
     async def wait_permission(self, perm: PermissionRequest) -> None:
         """Until a question from ``ask_permission`` is answered."""
         await self._permissions.wait(perm)
-
-    def export_json(self, path: Any) -> Any:
-        """Write this session's state and trace to one JSON file (``acp_notebook.export_json``)."""
-        from ..export import export_json
-
-        return export_json(self, path)
-
-    def export_html(self, path: Any, xray: bool = True) -> Any:
-        """Write one self-contained HTML page of this session's view and X-ray (``export_html``)."""
-        from ..export import export_html
-
-        return export_html(self, path, xray=xray)
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

@@ -15,7 +15,7 @@ from typing import Any
 from ..protocol.rpcmessages import AUTH_REQUIRED
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from .checkpoints import Checkpointer
+from .checkpoints.checkpointer import Checkpointer
 from .connection import Connection
 from .errors import AuthRequired
 from .wire.base import Wire

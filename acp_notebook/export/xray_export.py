@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..playback.xray_source import MAX_ROWS, XRaySource
 from ..protocol.state import SessionState
-from ..widgets.xray_source import MAX_ROWS, XRaySource
 
 TEXT_CHARS = 100_000  # per message (the trace file has it whole)
 

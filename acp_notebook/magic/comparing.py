@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.display import display
 
-from ..comparison import Comparison, compare
+from ..comparison.core import Comparison, compare
 from ..policies import named
 from . import waiting
 from .errors import MagicError

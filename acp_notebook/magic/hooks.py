@@ -6,7 +6,7 @@ After a cell that ended with ``CancelledError`` or ``KeyboardInterrupt`` — how
 delivers a kernel interrupt to an awaiting cell, e.g. ``await session.prompt(...)`` — every turn
 that the cell started and that is still running is cancelled (``session/cancel``). ``%%acp --wait``
 and ``prompt_sync`` cancel their own turn and raise ``TurnInterrupted``, which is left alone here.
-While a cell runs, a kernel interrupt wakes the loop at once (``client.wake``): an awaiting cell
+While a cell runs, a kernel interrupt wakes the loop at once (``wake``): an awaiting cell
 such as ``await session.prompt(...)`` on a quiet agent is interrupted within a second.
 """
 
@@ -16,12 +16,12 @@ import asyncio
 import sys
 from typing import Any
 
-from ..client import wake
 from ..client.agent import Agent
 from ..client.registry import registry
 from ..client.session import Session
 from ..client.sync import run_sync
 from ..client.turns import TurnInterrupted
+from . import wake
 
 INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
 

@@ -6,7 +6,7 @@ session's own handler; the handler is back when the turn ends. ``--timeout S`` b
 on timeout the cell fails with one message saying what is pending and how to answer it (the turn
 goes on: answer it, or ``%acp cancel``). While a cell waits in a run nobody watches, each pending
 request is described once in its output (``client.headless``). Both waits keep a kernel interrupt
-from sleeping in the loop until something else wakes it (``client.wake``).
+from sleeping in the loop until something else wakes it (``wake``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import policies
-from ..client import headless, wake
+from ..client import headless
+from . import wake
 from .errors import MagicError
 
 

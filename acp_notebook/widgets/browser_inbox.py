@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..client import frontend
+from .. import frontend
 from ..protocol.state import SessionState
 from . import inbound, review_entry
 

@@ -20,7 +20,7 @@ import anywidget
 import traitlets
 from ipywidgets import widget_serialization
 
-from ..client import frontend
+from .. import frontend
 from ..protocol.changes import Change
 from .actions import actions_for
 from .browser_inbox import stderr_reply

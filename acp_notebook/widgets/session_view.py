@@ -17,11 +17,11 @@ import anywidget
 import traitlets
 from ipywidgets import widget_serialization
 
-from ..client import frontend
+from .. import frontend
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
-from . import browser_inbox, checkpoint_view
+from . import browser_inbox, checkpoint_view, extensions
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
@@ -33,9 +33,6 @@ from .scheduler import Scheduler, default_scheduler
 from .snapshot import SAVED_TERMINAL_BYTES
 from .snapshot_pages import SavedSnapshot, SnapshotPage
 from .terminal_moves import terminal_moves
-from .xray_link import REQUESTS as XRAY_REQUESTS
-from .xray_link import XRayLink
-from .xray_source import XRaySource
 
 ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
 
@@ -60,7 +57,7 @@ class SessionView(anywidget.AnyWidget):
         scheduler: Scheduler | None = None,
         actions: Actions | None = None,
         root: str | None = None,
-        xray: bool | XRaySource = False,
+        xray: Any = False,
         anchor: str = "",
     ) -> None:
         super().__init__(runtime=get_runtime(), anchor=anchor)
@@ -91,10 +88,11 @@ class SessionView(anywidget.AnyWidget):
         self.flush_snapshot()
         self._mark_sent()  # the first snapshot carries everything so far
 
-    def _attach_features(self, xray: bool | XRaySource) -> None:
-        """The X-ray and the revert bar, each handed the parts it uses; their messages go to them."""
-        self.xray = XRayLink.attach(
-            xray, self.session, send=self.send, live_state=lambda: self.live_state,
+    def _attach_features(self, xray: Any) -> None:
+        """The X-ray (registered by ``acp_notebook.playback``) and the revert bar, each handed the
+        parts it uses; their messages go to them."""
+        self.xray = extensions.attach(
+            "xray", xray, self.session, send=self.send, live_state=lambda: self.live_state,
             show=self.retarget, detach=self.detach, refresh=self.refresh,
         )  # fmt: skip
         self.revert_bar = CheckpointBar(
@@ -103,18 +101,18 @@ class SessionView(anywidget.AnyWidget):
         )  # fmt: skip
         self._features.update(dict.fromkeys(checkpoint_view.REQUESTS, self.revert_bar.handle))
         if self.xray is not None:
-            self._features.update(dict.fromkeys(XRAY_REQUESTS, self.xray.handle))
+            self._features.update(dict.fromkeys(self.xray.requests, self.xray.handle))
 
     @property
     def live_state(self) -> SessionState:
         """The state the view follows when nothing is pinned (a replay's current one)."""
-        replay = self.xray.source.replay if self.xray is not None else None
-        return replay.state if replay is not None else self._home
+        shown = self.xray.live_state if self.xray is not None else None
+        return shown if shown is not None else self._home
 
     @property
     def read_only(self) -> bool:
         """True while the view shows a replay or a pinned past state: its buttons do nothing."""
-        return self.xray is not None and (self.xray.pinned is not None or self.xray.source.replay is not None)
+        return self.xray is not None and self.xray.read_only
 
     def detach(self) -> None:
         """Stop observing the state (before a seek changes it on another thread)."""

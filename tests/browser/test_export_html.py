@@ -35,7 +35,7 @@ async def _demo_turn(out: Path) -> dict:
         session = await agent.new_session(str(out.parent))
         session.permission_handler = lambda request: "allow-once"
         stop = await asyncio.wait_for(session.prompt("Fix the bug"), 30)
-        session.export_html(out)
+        acp_notebook.export_html(session, out)
         terminals = list(session.state.terminals)
         return {"stop": stop, "tool_calls": list(session.state.tool_calls), "terminals": terminals}
     finally:

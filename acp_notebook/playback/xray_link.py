@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..protocol.state import SessionState
-from .on_loop import running_loop
+from ..widgets.on_loop import running_loop
 from .xray_source import XRaySource, card_keys
 
 REQUESTS = ("xray_rows", "xray_detail", "xray_card", "xray_select", "xray_unpin")
@@ -28,6 +28,8 @@ SLOW = ("xray_card", "xray_select")  # a live session's re-enactment: off the ke
 
 class XRayLink:
     """One view's X-ray: its source, its pinned message, its answers to the panel."""
+
+    requests = REQUESTS
 
     def __init__(
         self,
@@ -62,6 +64,17 @@ class XRayLink:
         if session is None or not hasattr(session, "agent"):
             raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
         return cls(XRaySource.live(session), session.agent.traffic_log, live=True, **parts)
+
+    @property
+    def read_only(self) -> bool:
+        """True while the view shows a replay or a pinned past state."""
+        return self.pinned is not None or self.source.replay is not None
+
+    @property
+    def live_state(self) -> SessionState | None:
+        """The state the view follows instead of its session's: a replay's current one."""
+        replay = self.source.replay
+        return replay.state if replay is not None else None
 
     def meta(self) -> dict[str, Any]:
         """What every patch tells the panel."""

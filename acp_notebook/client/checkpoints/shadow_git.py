@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..protocol.checkpoint import Limits, Snapshot, parse_name_status, select
+from ...protocol.checkpoint import Limits, Snapshot, parse_name_status, select
 
 CACHE_ENV = "ACP_NOTEBOOK_CHECKPOINTS"
 PATCH_LIMIT = 400_000  # characters of preview diff

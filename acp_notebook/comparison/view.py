@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets
 
-from .session_view import SessionView
+from ..widgets.session_view import SessionView
 
 MAX_COLUMNS = 3
 

@@ -2,7 +2,7 @@
 
 ``Entrant`` says what to run (a known name such as ``"claude"``, ``"demo"`` for the bundled demo
 agent, a command, or a dict with ``command``/``label``/``env``/``protocol``). ``Entry`` is one
-agent's run: its copy (``client.workspace``), agent, session, the last prompt's timing and stop
+agent's run: its copy (``workspace``), agent, session, the last prompt's timing and stop
 reason, and the error that stopped it (it failed to start, its prompt failed or timed out). Every
 entry starts, prompts and closes concurrently with the others; one failing never stops the rest.
 ``ROWS`` are the columns of ``records`` (one row per agent): see ``row``.
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import policies
-from .errors import AcpError
-from .launch import demo_command, start_agent
-from .session import Session
-from .spawning import to_argv
+from ..client.errors import AcpError
+from ..client.launch import demo_command, start_agent
+from ..client.session import Session
+from ..client.spawning import to_argv
 from .workspace import Changes, Copy, changes, make_copy, remove_copy
 
 DEMO = "demo"

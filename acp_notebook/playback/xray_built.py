@@ -1,6 +1,6 @@
 """Which messages built which view entry: the trace re-enacted once, forward, watching the state.
 
-``BuiltBy`` feeds a trace's entries, in order, to a private re-enactment (``client.reenact``,
+``BuiltBy`` feeds a trace's entries, in order, to a private re-enactment (``reenact``,
 the replay machinery, on its own worker loop) and notes, for every change the state reports,
 the index of the entry being applied. So "the messages that built a card" are exactly the
 entries that changed it — its tool call updates, its permission requests and their answers,
@@ -14,9 +14,9 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..client.reenact import Reenactment
-from ..client.trace_replay import Worker
 from ..protocol.changes import Change
+from .reenact import Reenactment
+from .trace_replay import Worker
 
 ITEM_KINDS = frozenset({"tool_call", "message", "permission", "plan", "notice", "other", "file_write"})
 MAX_INDICES = 5_000  # per key: a terminal streaming for hours keeps its latest

@@ -1,7 +1,7 @@
 """``replay(path)``: a recorded trace as a session you can scrub — seek, step, play, view.
 
 ``Replay`` is ``trace_replay.TraceReplay`` with this client's ``Agent`` and a ``view()``: the
-session view under a scrubber (``widgets.replay_view``), optionally with its protocol X-ray.
+session view under a scrubber (``replay_view``), optionally with its protocol X-ray.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 from typing import Any
 
 from .. import traces
+from ..client.agent import Agent
 from ..protocol import trace
-from .agent import Agent
 from .trace_replay import TraceReplay
 
 
@@ -30,7 +30,7 @@ class Replay(TraceReplay):
     def view(self, *, xray: bool = False, **options: Any) -> Any:
         """The session view of this replay under a scrubber (slider, play/pause, step, speed);
         ``xray=True`` adds the protocol X-ray beside it (picking a message seeks there)."""
-        from ..widgets.replay_view import ReplayView
+        from .replay_view import ReplayView
 
         return ReplayView(self, xray=xray, **options)
 

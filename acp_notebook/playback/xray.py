@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..protocol.tables import describe
 from .findings import key, line_size
-from .tables import describe
 
 DETAIL_CHARS = 200_000  # pretty JSON longer than this is cut (the trace file has it whole)
 OTHER = {"in": "out", "out": "in"}

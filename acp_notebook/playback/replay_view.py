@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from .session_view import SessionView
+from ..widgets.session_view import SessionView
 from .xray_source import XRaySource
 
 SPEEDS = (("0.5x", 0.5), ("1x", 1.0), ("2x", 2.0), ("10x", 10.0), ("instant", None))

@@ -47,7 +47,7 @@ class Findings(list[Finding]):
 
     def frame(self) -> Any:
         """The rows as a pandas DataFrame."""
-        from .tables import PANDAS_HINT
+        from ..protocol.tables import PANDAS_HINT
 
         try:
             import pandas as pd

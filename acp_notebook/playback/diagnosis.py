@@ -1,4 +1,4 @@
-"""``doctor(source)``: the protocol doctor (``protocol.doctor``) over a session, a replay or a trace.
+"""``doctor(source)``: the protocol doctor (``doctor``) over a session, a replay or a trace.
 
 The analysis is pure; this front only finds the entries. ``index`` in each finding is the
 position of its entry in the list read:
@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import traces
 from ..protocol import trace
-from ..protocol.doctor import Findings, diagnose
+from .doctor_rules import Findings, diagnose
 
 
 def doctor(source: Any) -> Findings:

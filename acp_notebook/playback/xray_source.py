@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..client.trace_replay import TraceReplay, init_params
-from ..protocol import doctor, trace
-from ..protocol import xray as rows_of
+from ..protocol import trace
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
+from . import doctor_rules
+from . import xray as rows_of
+from .trace_replay import TraceReplay, init_params
 from .xray_built import BuiltBy
 
 FINDINGS_EVERY = 1.0  # s: a live session's findings are recomputed at most this often
@@ -168,7 +169,7 @@ class XRaySource:
         ):
             return found
         first, entries = self._entries()
-        result = doctor.diagnose(list(entries))
+        result = doctor_rules.diagnose(list(entries))
         found = [{**f.to_dict(), "index": f.index + first} for f in result][:FINDINGS_SHOWN]
         self._findings = (self._seen, time.monotonic(), found)
         return found

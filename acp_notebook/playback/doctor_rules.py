@@ -33,8 +33,17 @@ from __future__ import annotations
 from typing import Any
 
 from . import doctor_spec as spec
-from .findings import HAZARD, Finding, Findings, as_dict, finding, key, line_size, messages
-from .findings import negotiated_version as negotiated_version
+from .findings import (
+    HAZARD,
+    Finding,
+    Findings,
+    as_dict,
+    finding,
+    key,
+    line_size,
+    messages,
+    negotiated_version,
+)
 
 __all__ = ["Finding", "Findings", "diagnose", "negotiated_version"]
 

@@ -14,9 +14,9 @@ import asyncio
 import json
 from typing import Any
 
+from ..client.connection import DEFERRED
+from ..client.host import HOST_METHODS
 from ..protocol.state import SessionState
-from .connection import DEFERRED
-from .host import HOST_METHODS
 from .memory import MemoryStream
 from .recorded_host import apply_answer
 

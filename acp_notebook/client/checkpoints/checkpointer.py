@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..protocol.checkpoint import Limits, NoCheckpoint, RevertResult, Snapshot, plan, turn_changes
-from ..protocol.state import SessionState
-from ..protocol.turn import Turn
+from ...protocol.checkpoint import Limits, NoCheckpoint, RevertResult, Snapshot, plan, turn_changes
+from ...protocol.state import SessionState
+from ...protocol.turn import Turn
 from .shadow_git import GitError, ShadowRepo
 
 Listener = Callable[["TurnCheckpoint"], None]

@@ -1,10 +1,10 @@
 """``acp_notebook.compare``: several agents on one prompt, side by side.
 
-Each agent gets its own copy of ``cwd`` (``client.workspace``: a ``git worktree`` of HEAD plus the
+Each agent gets its own copy of ``cwd`` (``workspace``: a ``git worktree`` of HEAD plus the
 uncommitted changes inside a repository, else a copy of the tree) and one session there; they
-start, and then run each prompt, concurrently (``client.compare``). ``permissions=`` is one
+start, and then run each prompt, concurrently (``entrants``). ``permissions=`` is one
 ``acp_notebook.policies`` policy for every session (None: the views' buttons answer).
-``Comparison.view()`` is a grid of the sessions' views (``widgets.compare_view``); ``records()`` /
+``Comparison.view()`` is a grid of the sessions' views (``view``); ``records()`` /
 ``frame()`` one row per agent; ``close()`` closes the agents and removes the copies unless kept.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .client.compare import ROWS, Entry, check_permissions, copies_home, dirname, entrants
-from .client.registry import registry
-from .client.sync import run_sync
-from .client.workspace import diff_text, remove_copy
+from ..client.registry import registry
+from ..client.sync import run_sync
+from .entrants import ROWS, Entry, check_permissions, copies_home, dirname, entrants
+from .workspace import diff_text, remove_copy
 
 START_TIMEOUT = 60.0
 _open: weakref.WeakSet[Comparison] = weakref.WeakSet()  # removed at exit when not closed (and not kept)
@@ -119,7 +119,7 @@ class Comparison:
     # -- display ------------------------------------------------------------------------------------
     def view(self, title: str | None = None) -> Any:
         """A grid of the agents' live views, each under a header naming the agent."""
-        from .widgets.compare_view import CompareView  # the widgets load only when shown
+        from .view import CompareView  # the widgets load only when shown
 
         return CompareView(self, title=title)
 
