@@ -14,6 +14,7 @@ from ._version import __version__
 _EXPORTS = {
     "Agent": "client.agent",
     "start_agent": "client.launch",
+    "agent_of": "client.registry",
     "Session": "client.session",
     "AcpError": "client.errors",
     "AgentExited": "client.errors",

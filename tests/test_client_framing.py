@@ -158,7 +158,7 @@ async def test_selecting_an_option_id_with_a_lone_surrogate_sends_the_answer() -
 )
 async def test_a_malformed_error_response_still_settles_the_request(error: Any) -> None:
     peer, agent, _session = await connect(2)
-    future = agent.connection.request("_acme/ask", {})
+    future = agent.rpc.request("_acme/ask", {})
     peer.send({"jsonrpc": "2.0", "id": 3, "error": error})
     with pytest.raises(RpcError):
         await asyncio.wait_for(future, 5)
@@ -167,7 +167,7 @@ async def test_a_malformed_error_response_still_settles_the_request(error: Any) 
 
 async def test_a_response_with_neither_result_nor_error_settles_the_request() -> None:
     peer, agent, _session = await connect(2)
-    future = agent.connection.request("_acme/ask", {})
+    future = agent.rpc.request("_acme/ask", {})
     peer.send({"jsonrpc": "2.0", "id": 3})
     with pytest.raises(RpcError):
         await asyncio.wait_for(future, 5)
@@ -190,9 +190,9 @@ async def test_unencodable_params_raise_before_anything_is_sent() -> None:
     peer, agent, _session = await connect(2)
     before = len(peer.stream.raw)
     with pytest.raises(ValueError):
-        agent.connection.request("_acme/ask", {"x": float("nan")})
+        agent.rpc.request("_acme/ask", {"x": float("nan")})
     with pytest.raises(ValueError):
-        agent.connection.notify("_acme/tell", {"x": float("inf")})
+        agent.rpc.notify("_acme/tell", {"x": float("inf")})
     assert len(peer.stream.raw) == before
     await agent.close()
 
@@ -249,7 +249,7 @@ async def test_the_wire_refuses_what_its_version_lacks() -> None:
     with pytest.raises(Unsupported):
         await agent.list_sessions()
     with pytest.raises(Unsupported):
-        agent.wire.cancel_tool_call("s1", "c1")
+        await agent.connection.cancel_tool_call("s1", "c1")
     await agent.close()
     _peer, agent, session = await connect(2)
     with pytest.raises(Unsupported):

@@ -19,7 +19,7 @@ from acp_notebook.client import connection as connection_module
 from acp_notebook.client.errors import RpcError
 from acp_notebook.client.host import FilePolicy, Host
 from acp_notebook.client.host import fs as fs_module
-from acp_notebook.client.intake import UNKNOWN_KEPT
+from acp_notebook.client.sessions import UNKNOWN_KEPT
 from acp_notebook.protocol.depth import CUT, MAX_DEPTH, depth_of
 from acp_notebook.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 from acp_notebook.protocol.trace import parse

@@ -215,7 +215,7 @@ def start(kernel: Kernel, scenario: str = "default", speed: float = 0, name: str
     assert f"is `{name}`" in run.stdout and len(run.widgets) == 1
     whole = kernel.ok(f"%acp view --name {name}")
     assert len(whole.widgets) == 1
-    return kernel.value(f"{name}.agent.process.pid"), whole.widgets[0]
+    return kernel.value(f"__import__('acp_notebook').agent_of({name}).process.pid"), whole.widgets[0]
 
 
 # -- background turns and clicks --------------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_interrupting_a_wait_cell_cancels_the_turn_and_keeps_the_agent(kernel):
     outcomes = kernel.value("[p.outcome for p in acp.state.permissions.values()]")
     assert outcomes == [{"outcome": "cancelled"}]
     assert kernel.value("acp.state.stop_reason") == "cancelled"
-    assert running(pid) and kernel.value("acp.agent.returncode") is None
+    assert running(pid) and kernel.value("__import__('acp_notebook').agent_of(acp).returncode") is None
     kernel.ok("acp.permission_handler = lambda request: 'allow-once'")
     again = kernel.ok("%%acp --wait\nagain")
     assert "turn ended (end_turn)" in again.stdout, "the agent is still usable"

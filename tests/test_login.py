@@ -24,7 +24,7 @@ async def started(tmp_path):
 async def test_terminal_auth_is_offered_and_its_methods_listed(tmp_path):
     agent = await started(tmp_path)
     assert [m["id"] for m in agent.auth_methods] == ["tui", "key"]
-    tui = agent.wire.auth_method("tui")
+    tui = agent.auth_method("tui")
     assert tui.runs_in_terminal and tui.args == ("--login",) and tui.env == (("LOGIN_MODE", "tui"),)
     with pytest.raises(AuthRequired, match="%acp login METHOD"):
         await agent.new_session(str(tmp_path))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import acp_notebook
 from acp_notebook.client.registry import registry
 from acp_notebook.magic import magics as magics_module
 from acp_notebook.magic import parser as parser_module
@@ -214,15 +215,15 @@ def test_plain_magic_calls_block_and_work(ip, capsys):
 def test_new_list_sessions_and_stop(ip, capsys):
     first = start(ip, capsys, "a1", "--no-view")
     _, out, _ = cell(ip, "%acp new --on a1 --name b1", capsys)
-    assert "is `b1`" in out and ip.user_ns["b1"].agent is first.agent
+    assert "is `b1`" in out and acp_notebook.agent_of(ip.user_ns["b1"]) is acp_notebook.agent_of(first)
     _, out, _ = cell(ip, "%acp sessions", capsys)
     assert "a1: sess_demo_1" in out and "b1: sess_demo_2" in out
     _, out, _ = cell(ip, "%acp list", capsys)
-    assert f"pid {first.agent.process.pid}" in out
+    assert f"pid {acp_notebook.agent_of(first).process.pid}" in out
     _, out, _ = cell(ip, "%acp stop --name b1", capsys)
-    assert "exit code 0" in out and first.agent.closed
+    assert "exit code 0" in out and acp_notebook.agent_of(first).closed
     _, out, _ = cell(ip, "%acp list", capsys)
-    assert f"pid {first.agent.process.pid}" not in out
+    assert f"pid {acp_notebook.agent_of(first).process.pid}" not in out
     result, _, err = cell(ip, "%%acp --name a1\nhello", capsys, ok=False)
     assert not result.success and "the agent of 'a1' has exited" in err
 
@@ -230,8 +231,8 @@ def test_new_list_sessions_and_stop(ip, capsys):
 def test_starting_a_name_again_replaces_its_agent(ip, capsys):
     old = start(ip, capsys, "again", "--no-view")
     new = start(ip, capsys, "again", "--no-view")
-    assert old.agent.closed and not new.agent.closed
-    assert old.agent not in registry().agents
+    assert acp_notebook.agent_of(old).closed and not acp_notebook.agent_of(new).closed
+    assert acp_notebook.agent_of(old) not in registry().agents
 
 
 def config_agent(tmp_path: Path, version: int) -> Peer:
@@ -357,7 +358,7 @@ def test_an_interrupted_cell_cancels_the_turns_it_started(ip, capsys):
     hooks = _installed[id(ip)][2]
     hooks.pre_run_cell()
     task = session.prompt_task("Fix the failing test")  # waits for a permission: never answered
-    loop = session.agent.loop()
+    loop = acp_notebook.agent_of(session).loop()
     asked = until_async(lambda: session.pending_permissions, 10, message="the permission request")
     loop.run_until_complete(asked)
 
@@ -408,7 +409,7 @@ def test_start_name_at_latest_runs_that_version_and_says_which_answered(ip, caps
     monkeypatch.setenv("ACP_NOTEBOOK_AGENTS", str(table))
     _, out, _ = cell(ip, "%acp start --name fk --no-view fake@latest", capsys)
     assert "Started Fake agent 7.1.0 (ACP v2, pid" in out, out
-    assert ip.user_ns["fk"].agent.process.argv[-1] == "fake-acp@latest"
+    assert acp_notebook.agent_of(ip.user_ns["fk"]).process.argv[-1] == "fake-acp@latest"
     cell(ip, "%acp stop --name fk", capsys)
 
 

@@ -1,39 +1,41 @@
-"""An agent: its process, the connection over its stdio, the wire of its version, its sessions.
+"""An agent: its process, the JSON-RPC connection over its stdio, its version's connection
+object, its ``Sessions`` table.
 
 ``launch.start_agent`` spawns the process and sends the one ``initialize`` offer (``wire``); the
-version the agent answers picks the wire that takes over and routes what the agent sends to
-``intake``, which passes it to the right session.
-Sessions are created (``new_session``), resumed (``resume_session``, with the history replayed
-into a fresh state) and listed through the wire's calls.
+version the agent answers picks the ``AgentConnection`` that takes over and routes what the agent
+sends to the ``Sessions`` table, which hands it to the session it names. Sessions are created
+(``new_session``), resumed (``resume_session``, with the history replayed into a fresh state)
+and listed through the table.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-from collections.abc import Sequence
-from typing import Any
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
 from ..protocol.auth_status import AuthStatus
 from ..protocol.diagnostics import Diagnostic
 from .connection import Connection, Stream
 from .errors import AcpError, AgentExited
 from .host import FilePolicy
-from .intake import Intake
-from .login import Logins, TerminalLogin
+from .login import TerminalLogin, env_values_missing, login_method, terminal_login
 from .notebook_link import NotebookLink
-from .opening import Opening
 from .recorder import Traffic
 from .session import Session
+from .sessions import Sessions
 from .side_channels import SideChannels
 from .summary import AgentSummary
 from .transport import AgentProcess
-from .wire import Call, Offer, Wire, choose_wire, initialize_params
+from .wire import AgentConnection, AuthMethod, Offer, initialize
 
 
 class Agent:
     """A running ACP agent process and its sessions."""
+
+    _living: ClassVar[weakref.WeakSet[Agent]] = weakref.WeakSet()
 
     def __init__(
         self,
@@ -45,60 +47,77 @@ class Agent:
         record: str | os.PathLike | None = None,
     ) -> None:
         self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
-        self.initialize_result: dict[str, Any] = {}
-        self.sessions: dict[str, Session] = {}
         self.diagnostics: list[Diagnostic] = []
-        self.intake = Intake(self.sessions, self._on_diagnostic)
-        self._wire: Wire | None = None
+        self._conn: AgentConnection | None = None
         self._asked = 2
         self._closing = False  # close() was called: the exit is expected, not an error
         self._ending: asyncio.Future | None = None  # ending an agent that closed its stdout
         self.traffic_log = Traffic(getattr(process, "argv", None), record)  # ring + trace file
         self.side = SideChannels(self.traffic_log, self._on_diagnostic)  # stdout noise, stderr hints
+        self._table = Sessions(self._on_diagnostic, self.traffic_log, self.summary)
         self._attach(process)
+        Agent._living.add(self)
+
+    @classmethod
+    def opened_on(cls) -> Iterator[Agent]:
+        """Every agent object still alive in this process (a session's owner is among them)."""
+        return iter(list(cls._living))
 
     def _attach(self, process: Stream) -> None:
         self.process: Any = process
-        self.connection = Connection(process, self._on_diagnostic)
-        self.connection.closed.add_done_callback(self._on_closed)
-        self.connection.auth_methods = lambda: self.auth_methods
-        self.connection.on_stdout = self.side.stdout
-        self.connection.taps.append(self.traffic_log.line)
+        self.rpc = Connection(process, self._on_diagnostic)
+        self.rpc.closed.add_done_callback(self._on_closed)
+        self.rpc.on_stdout = self.side.stdout
+        self.rpc.taps.append(self.traffic_log.line)
         if hasattr(process, "on_stderr"):
             process.on_stderr = self.side.stderr
 
     # -- what initialize negotiated -------------------------------------------------------------
     @property
-    def wire(self) -> Wire:
-        """The protocol generation the agent answered (after ``initialize``)."""
-        if self._wire is None:
+    def connection(self) -> AgentConnection:
+        """The connection of the protocol version the agent answered (after ``initialize``)."""
+        if self._conn is None:
             raise AcpError("the agent has not been initialized yet")
-        return self._wire
+        return self._conn
+
+    @property
+    def sessions(self) -> Any:
+        """The sessions opened on this agent, by id (a read-only mapping)."""
+        return self._table.opened
+
+    @property
+    def initialize_result(self) -> dict[str, Any]:
+        """What ``initialize`` answered."""
+        return self._conn.result if self._conn is not None else {}
 
     @property
     def protocol_version(self) -> int:
         """The negotiated protocol version: 2 or 1."""
-        return self.wire.version
+        return self.connection.version
 
     @property
     def info(self) -> dict[str, Any]:
         """The agent's ``name``, ``title`` and ``version``."""
-        return self._wire.info if self._wire is not None else {}
+        return self._conn.info if self._conn is not None else {}
 
     @property
     def capabilities(self) -> dict[str, Any]:
         """The agent's capabilities."""
-        return self._wire.capabilities if self._wire is not None else {}
+        return self._conn.capabilities if self._conn is not None else {}
 
     @property
     def auth_methods(self) -> list[Any]:
         """The authentication methods the agent offers."""
-        return self._wire.auth_methods if self._wire is not None else []
+        return self._conn.auth_methods if self._conn is not None else []
+
+    def auth_method(self, method_id: str) -> AuthMethod | None:
+        """The advertised auth method ``method_id``, read into one shape for both versions."""
+        return self.connection.auth_method(method_id)
 
     def supports(self, session_capability: str) -> bool:
         """Whether the agent advertises a session capability such as ``list``, ``resume``,
         ``close``, ``additionalDirectories`` (v2 ``session.X``, v1 ``sessionCapabilities.X``)."""
-        return self.wire.supports(session_capability)
+        return self.connection.supports(session_capability)
 
     # -- the process ------------------------------------------------------------------------------
     @property
@@ -109,11 +128,11 @@ class Agent:
     @property
     def closed(self) -> bool:
         """True once the agent's stdout has closed."""
-        return self.connection.closed.done()
+        return self.rpc.closed.done()
 
     def loop(self) -> asyncio.AbstractEventLoop:
         """The event loop the agent lives on (its pipes and futures belong to it)."""
-        return self.connection.closed.get_loop()
+        return self.rpc.closed.get_loop()
 
     @property
     def stdout_partial(self) -> str | None:
@@ -128,7 +147,7 @@ class Agent:
     @property
     def unknown_sessions(self) -> dict[str, int]:
         """Messages received for session ids this agent does not have, counted by id."""
-        return dict(self.intake.unknown)
+        return dict(self._table.unknown)
 
     @property
     def traffic(self) -> list[dict[str, Any]]:
@@ -151,7 +170,7 @@ class Agent:
         text = {
             k: v if isinstance(v, str) else None for k in ("name", "title", "version") for v in [info.get(k)]
         }
-        version = self._wire.version if self._wire is not None else 0
+        version = self._conn.version if self._conn is not None else 0
         return AgentSummary(
             text["name"], text["title"], text["version"], version, getattr(self.process, "pid", None),
             self.closed, self.returncode, tuple(self.stderr_tail(50)),
@@ -162,36 +181,14 @@ class Agent:
     @property
     def auth_status(self) -> AuthStatus | None:
         """The login status the agent last reported (``_auth/status_update``): kind and label only."""
-        return self.intake.auth_status
+        return self._table.auth_status
 
     # -- calls ------------------------------------------------------------------------------------
-    def call(self, call: Call, hook: Any = None) -> asyncio.Future:
-        """Send one of the wire's calls as a request."""
-        return self.connection.request(call.method, call.params, hook=hook)
-
     async def initialize(self, protocol_version: int = 2) -> None:
-        """Send ``initialize`` and adopt the wire of the version the agent answers (1 or 2)."""
+        """Send ``initialize`` and adopt the connection of the version the agent answers (1 or 2)."""
         self._asked = protocol_version
-        params = initialize_params(self.offer, protocol_version)
-        result = await self.connection.request("initialize", params, hook=self._adopt_early)
-        wire = choose_wire(self.offer, result, protocol_version, self.stderr_tail())  # raises if unspoken
-        if self._wire is None or self._wire.result is not result:
-            self._adopt(wire)  # the early hook failed
-
-    def _adopt_early(self, result: Any) -> None:
-        """Route in the reader, as the answer arrives: what the agent sends right after it (its
-        ``_auth/status_update``) finds its handler."""
-        with contextlib.suppress(AcpError):  # ``initialize`` raises it
-            self._adopt(choose_wire(self.offer, result, self._asked, []))
-
-    def _adopt(self, wire: Wire) -> None:
-        self._wire, self.initialize_result = wire, wire.result
-        self.connection.route(wire.routes(self.intake), null_ids=wire.null_ids)
-
-    async def request(self, call: Call, timeout: float | None = None, hook: Any = None) -> Any:
-        """Send one of the wire's calls and await its result; a timeout or an interrupt
-        withdraws it (``$/cancel_request``) and raises."""
-        return await self.connection.wait(self.call(call, hook), timeout)
+        self._conn = await initialize(self.rpc, self.offer, self._table, protocol_version, self.stderr_tail)
+        self._table.connected(self._conn)
 
     async def authenticate(
         self, method_id: str, timeout: float | None = None, *, api_key: str | None = None
@@ -200,33 +197,39 @@ class Agent:
         cancellable (an interrupt) and bounded by ``timeout`` s. ``api_key`` goes in
         ``_meta["api-key"]`` (methods marked so, e.g. Gemini CLI's ``gemini-api-key``)."""
         meta = {"api-key": api_key} if api_key is not None else None
-        return await self.request(self.wire.login(method_id, meta), timeout)
+        return await self.connection.login(method_id, meta, timeout)
 
     async def login_terminal(self, method_id: str) -> TerminalLogin:
-        """Run a ``terminal`` login method in a PTY (``login.Logins.terminal``)."""
-        return await Logins(self).terminal(method_id)
+        """Run a ``terminal`` login method in a PTY: the agent's own command with the method's
+        ``args`` appended and ``env`` added (or its complete ``_meta["terminal-auth"]`` command)."""
+        method = login_method(self.connection, method_id, "terminal")
+        process = self.process
+        return await terminal_login(method, list(process.argv), dict(process.env), process.cwd)
 
     async def login_env(self, method_id: str, values: dict[str, str], timeout: float | None = None) -> Any:
-        """Log in with an ``env_var`` method: restart with ``values`` set, then ``authenticate``."""
-        return await Logins(self).env(method_id, values, timeout)
+        """Log in with an ``env_var`` method: restart with ``values`` set, then ``authenticate``.
+        The values live only in the agent process's environment."""
+        env_values_missing(login_method(self.connection, method_id, "env_var"), values)
+        await self.restart(values)
+        return await self.authenticate(method_id, timeout)
 
     async def restart(self, env: dict[str, str] | None = None) -> None:
         """Start the agent again — same command and directory, its environment plus ``env`` — and
         initialize it as before; its sessions end."""
         old = self.process
         await self._shut(0.5)  # the trace goes on: the restarted agent's lines follow
-        self.sessions.clear()
+        self._table.clear()
         self._closing = False
         self._attach(await AgentProcess.spawn(old.argv, old.cwd, {**old.env, **(env or {})}))
         await self.initialize(self._asked)
 
     async def logout(self) -> Any:
         """Log out (v1 ``logout``, v2 ``auth/logout``)."""
-        return await self.request(self.wire.logout())
+        return await self.connection.logout()
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         """Every session the agent knows (``session/list``, following ``nextCursor``)."""
-        return await Opening(self).listed(cwd)
+        return await self._table.listed(cwd)
 
     async def new_session(
         self,
@@ -248,20 +251,16 @@ class Agent:
         ``checkpoints``: a snapshot of ``cwd`` per turn (``turn.changes()`` / ``revert()``); the
         default takes them except in ``/``, the home directory or the temp directory itself.
         """
+        table = self._table
         if share is None and not run_code:
-            opening = Opening(self)
-            return await opening.new(cwd, mcp_servers, additional_directories, files, timeout, checkpoints)
-        link = await NotebookLink.open(self, share, run_code)
+            return await table.open(cwd, mcp_servers, additional_directories, files, timeout, checkpoints)
+        link = await NotebookLink.open(self.connection, share, run_code)
         servers = [*(mcp_servers or []), link.entry]
         try:
-            opening = Opening(self)
-            session = await opening.new(cwd, servers, additional_directories, files, timeout, checkpoints)
+            return await table.open(cwd, servers, additional_directories, files, timeout, checkpoints, link)
         except BaseException:
             await link.close()
             raise
-        link.bind(session)
-        session.notebook = link
-        return session
 
     async def resume_session(
         self,
@@ -279,7 +278,7 @@ class Agent:
 
         The session is registered before the request goes out: replayed updates come first.
         """
-        return await Opening(self).resume(
+        return await self._table.resume(
             session_id, cwd, replay, mcp_servers, additional_directories, files, timeout, checkpoints
         )
 
@@ -291,27 +290,22 @@ class Agent:
 
     async def _shut(self, grace: float) -> int:
         self._closing = True
-        for session in list(self.sessions.values()):
-            await session.host.close()
-            if session.notebook is not None:
-                await session.notebook.close()
+        await self._table.close_all()
         if self._ending is not None:
             await asyncio.shield(self._ending)
         code = await self.process.close(grace)
-        await self.connection.aclose()
+        await self.rpc.aclose()
         return code
 
     def _on_diagnostic(self, diag: Diagnostic) -> None:
         self.diagnostics.append(diag)
-        for session in self.sessions.values():
-            session.state.diagnose(diag.code, diag.message, diag.detail, diag.level)
+        self._table.diagnose_all(diag)
 
     def _on_closed(self, future: asyncio.Future) -> None:
         error: AgentExited = future.result()
         if not self._closing and self.process.returncode is None:
             self._end_mute(error)
-        for session in self.sessions.values():
-            session.agent_exited(error, expected=self._closing)
+        self._table.exited(error, self._closing)
 
     def _end_mute(self, error: AgentExited) -> None:
         """The agent closed its stdout but runs on: nothing it says can arrive, so end it."""
@@ -322,5 +316,5 @@ class Agent:
 
     def __repr__(self) -> str:
         name = self.info.get("name") or getattr(self.process, "argv", ["?"])[0]
-        version = self._wire.version if self._wire is not None else "?"
+        version = self._conn.version if self._conn is not None else "?"
         return f"<Agent {name} v{version} pid={getattr(self.process, 'pid', None)}>"

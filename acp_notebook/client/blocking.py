@@ -14,34 +14,41 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from . import policy as policies
+from .permissions import PermissionDesk
 from .sync import run_sync
 from .turns import TurnInterrupted, interrupted_message
 
-if TYPE_CHECKING:
-    from .session import Session
-
 _tasks: set[asyncio.Task] = set()
+Cancel = Callable[[], Awaitable[None]]
 
 
-def prompt_sync(session: Session, prompt: Any, permissions: Any = None) -> str | None:
-    """Send a prompt and block until the turn ends; ``permissions`` (a policy) answers requests."""
+def prompt_sync(
+    turn: Callable[[], Awaitable[str | None]],
+    desk: PermissionDesk,
+    cancel: Cancel,
+    loop: asyncio.AbstractEventLoop,
+    permissions: Any = None,
+) -> str | None:
+    """Run ``turn()`` on ``loop`` and block until it ends; ``permissions`` (a policy) answers requests."""
     chosen = policies.check(permissions)
-    return run_sync(_blocking_turn(session, prompt, chosen), session.agent.loop())
+
+    async def blocking_turn() -> str | None:
+        return await wait_blocking(turn(), desk, cancel, chosen)
+
+    return run_sync(blocking_turn(), loop)
 
 
-async def _blocking_turn(session: Session, prompt: Any, policy: Any) -> str | None:
-    return await wait_blocking(session, session.prompt(prompt), policy)
-
-
-async def wait_blocking(session: Session, turn: Awaitable[str | None], policy: Any = None) -> str | None:
+async def wait_blocking(
+    turn: Awaitable[str | None], desk: PermissionDesk, cancel: Cancel, policy: Any = None
+) -> str | None:
     """Await ``turn`` while the caller blocks: permissions go to ``policy``, SIGINT cancels."""
-    guard = PermissionGuard(session, policies.check(policy))
+    guard = PermissionGuard(desk, cancel, policies.check(policy))
     try:
-        with guard, sigint_cancels(session) as hits:
+        with guard, sigint_cancels(cancel) as hits:
             reason = await turn
     finally:  # printed here, in the caller's cell (a task's output would go to the cell that made it)
         for note in guard.notes:
@@ -54,20 +61,22 @@ async def wait_blocking(session: Session, turn: Awaitable[str | None], policy: A
 class PermissionGuard:
     """Answers every permission request while a blocking turn runs (handler first, then policy)."""
 
-    def __init__(self, session: Session, policy: Any) -> None:
-        self.session, self.policy = session, policy
-        self.original = session.permission_handler
+    def __init__(self, desk: PermissionDesk, cancel: Cancel, policy: Any) -> None:
+        self.desk, self.cancel, self.policy = desk, cancel, policy
+        self.original = desk.handler
         self.decisions: dict[str, asyncio.Task] = {}
         self.notes: list[str] = []
+        self._stand_in = contextlib.nullcontext()
 
     def __enter__(self) -> PermissionGuard:
-        for request in list(self.session.pending_permissions):  # e.g. a background turn's question
+        for request in list(self.desk.state.pending_permissions):  # e.g. a background turn's question
             self._answer(request)
-        self.session.permission_handler = self._answer
+        self._stand_in = self.desk.standing_in(self._answer)
+        self._stand_in.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.session.permission_handler = self.original
+        self._stand_in.__exit__(None, None, None)
 
     def _answer(self, request: Any) -> asyncio.Task:
         task = self.decisions.get(request.key)
@@ -76,20 +85,20 @@ class PermissionGuard:
         return task
 
     async def _decide(self, request: Any) -> str | None:
-        state = self.session.state
+        state = self.desk.state
         choice, who = await policies.decide_by(request, self.policy, self.original, self.notes, state)
         if not request.pending:
             return choice
         if choice is None:
             self.notes.append(policies.cancelled_note(request, self.policy))
-            await self.session.cancel()
+            await self.cancel()
         else:
             request.select(choice, by=who)
         return choice
 
 
 @contextlib.contextmanager
-def sigint_cancels(session: Session) -> Iterator[list[int]]:
+def sigint_cancels(cancel_turn: Cancel) -> Iterator[list[int]]:
     """While blocking: the first SIGINT cancels the turn; a second raises KeyboardInterrupt."""
     hits: list[int] = []
     if threading.current_thread() is not threading.main_thread():
@@ -98,7 +107,7 @@ def sigint_cancels(session: Session) -> Iterator[list[int]]:
     loop = asyncio.get_running_loop()
 
     def cancel() -> None:
-        task = loop.create_task(session.cancel())
+        task = loop.create_task(cancel_turn())
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
 

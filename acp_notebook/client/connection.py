@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from ..protocol.diagnostics import Diagnostic
 from ..protocol.jsonrpc import (
-    AUTH_REQUIRED,
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     ErrorObject,
@@ -30,13 +29,31 @@ from ..protocol.jsonrpc import (
     encode,
     parse_line,
 )
-from .errors import AgentExited, AuthRequired, RpcError
+from .errors import AgentExited, RpcError
 from .replies import BatchReplies
-from .wire.base import Routes
 
 DEFERRED = object()
 EXIT_WAIT = 5.0  # s an agent whose stdout ended has to exit before it counts as still running
 ResponseHook = Callable[[Any], None]
+
+
+class Routes(Protocol):
+    """Incoming method name → handler (an ``AgentConnection``'s routing table)."""
+
+    requests: dict[str, Callable[[Request], Any]]
+    notifications: dict[str, Callable[[Notification], None]]
+
+
+class _NoRoutes:
+    """Before ``initialize`` has answered: nothing is routed."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, Callable[[Request], Any]] = {}
+        self.notifications: dict[str, Callable[[Notification], None]] = {}
+
+
+def _generic_error(err: ErrorObject, method: str) -> RpcError:
+    return RpcError(err.code, err.message, err.data, method)
 
 
 class Stream(Protocol):
@@ -68,9 +85,9 @@ class Connection:
 
     def __init__(self, process: Stream, on_diagnostic: Callable[[Diagnostic], None]) -> None:
         self.process = process
-        self.routes = Routes()
+        self.routes: Routes = _NoRoutes()
         self.null_ids = True
-        self.auth_methods: Callable[[], list[Any]] = list
+        self.typed_error: Callable[[ErrorObject, str], RpcError] = _generic_error  # the version's errors
         self.on_stdout: Callable[[str], None] = lambda _text: None  # a line that is not JSON
         self.taps: list[Callable[[str, bytes], None]] = []  # (direction "in"/"out", line) observers
         self._on_diagnostic = on_diagnostic
@@ -82,7 +99,7 @@ class Connection:
         self._reader = loop.create_task(self._read_loop())
 
     def route(self, routes: Routes, *, null_ids: bool) -> None:
-        """Adopt a wire's routing table and id rule (after ``initialize``)."""
+        """Adopt a version's routing table and id rule (after ``initialize``)."""
         self.routes, self.null_ids = routes, null_ids
 
     # -- sending ------------------------------------------------------------------------------
@@ -103,23 +120,18 @@ class Connection:
         self._write(data)
         return future
 
-    async def wait(self, future: asyncio.Future, timeout: float | None = None) -> Any:
-        """Await a request's future; on a timeout or a cancellation, tell the agent
-        (``$/cancel_request``) and raise. A late answer still settles the request quietly."""
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except (TimeoutError, asyncio.CancelledError):
-            self.withdraw(future)
-            raise
-
-    def withdraw(self, future: asyncio.Future) -> bool:
-        """Send ``$/cancel_request`` for a request still waiting; False if it is not pending."""
+    def pending_id(self, future: asyncio.Future) -> int | None:
+        """The id of the request whose answer ``future`` waits for, while it waits; else None.
+        Its late answer then settles it quietly (nobody awaits it any more)."""
         for request_id, pending in self._pending.items():
             if pending.future is future and not future.done():
                 future.add_done_callback(_retrieved)
-                self.notify("$/cancel_request", {"requestId": request_id})
-                return True
-        return False
+                return request_id
+        return None
+
+    async def drain(self) -> None:
+        """Wait until what was written has gone to the agent."""
+        await self.process.drain()
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (fire and forget); raises ``ValueError`` if it cannot be encoded."""
@@ -217,7 +229,7 @@ class Connection:
             return
         if response.error is not None:
             if not pending.future.done():
-                pending.future.set_exception(self._error(response.error, pending.method))
+                pending.future.set_exception(self.typed_error(response.error, pending.method))
             return
         try:
             if pending.hook is not None:
@@ -225,11 +237,6 @@ class Connection:
         finally:  # a failing hook still settles the request
             if not pending.future.done():
                 pending.future.set_result(response.result)
-
-    def _error(self, err: ErrorObject, method: str) -> RpcError:
-        if err.code == AUTH_REQUIRED:
-            return AuthRequired(err.message, err.data, method, self.auth_methods())
-        return RpcError(err.code, err.message, err.data, method)
 
     def _serve(self, request: Request) -> None:
         handler = self.routes.requests.get(request.method)

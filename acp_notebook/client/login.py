@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..protocol.state import SessionState
 from .errors import AcpError
 from .host.pty_process import PtyProcess
-from .wire import AuthMethod
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .wire import AgentConnection, AuthMethod
 
 TERMINAL_ID = "login"
 DEFAULTS = {"TERM": "xterm-256color"}
@@ -102,37 +99,28 @@ class TerminalLogin:
         self.state.apply({"sessionUpdate": "tool_call_update", "toolCallId": TERMINAL_ID, "status": result})
 
 
-class Logins:
-    """The login methods of one agent that the client runs or prepares itself."""
+async def terminal_login(
+    method: AuthMethod, argv: list[str], env: dict[str, str], cwd: str | None
+) -> TerminalLogin:
+    """Run a ``terminal`` login method of the agent run by ``argv``: its command with the method's
+    ``args`` appended and ``env`` added (or its complete ``_meta["terminal-auth"]`` command), in a PTY."""
+    command = list(method.command) if method.command else [*argv, *method.args]
+    return await TerminalLogin(command, {**env, **dict(method.env)}, cwd, method.label or method.name).start()
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
 
-    async def terminal(self, method_id: str) -> TerminalLogin:
-        """Run a ``terminal`` login method: the agent's own command with the method's ``args``
-        appended and ``env`` added (or its complete ``_meta["terminal-auth"]`` command), in a PTY."""
-        agent = self.agent
-        method = self._method(method_id, "terminal")
-        argv = list(method.command) if method.command else [*agent.process.argv, *method.args]
-        env = {**agent.process.env, **dict(method.env)}
-        return await TerminalLogin(argv, env, agent.process.cwd, method.label or method.name).start()
+def env_values_missing(method: AuthMethod, values: dict[str, str]) -> None:
+    """Raise unless ``values`` sets every variable an ``env_var`` method requires."""
+    missing = [v["name"] for v in method.vars if not v.get("optional") and not values.get(v["name"])]
+    if missing:
+        raise AcpError(f"{method.id!r} needs {', '.join(missing)}")
 
-    async def env(self, method_id: str, values: dict[str, str], timeout: float | None = None) -> Any:
-        """Log in with an ``env_var`` method: restart the agent with ``values`` in its environment,
-        then ``authenticate``. The values live only in the agent process's environment."""
-        agent = self.agent
-        method = self._method(method_id, "env_var")
-        missing = [v["name"] for v in method.vars if not v.get("optional") and not values.get(v["name"])]
-        if missing:
-            raise AcpError(f"{method_id!r} needs {', '.join(missing)}")
-        await agent.restart(values)
-        return await agent.authenticate(method_id, timeout)
 
-    def _method(self, method_id: str, kind: str) -> AuthMethod:
-        method = self.agent.wire.auth_method(method_id)
-        if method is None:
-            raise AcpError(f"the agent offers no auth method {method_id!r}")
-        actual = "terminal" if method.runs_in_terminal else method.type
-        if actual != kind:
-            raise AcpError(f"{method_id!r} is a {actual!r} method, not {kind!r}")
-        return method
+def login_method(conn: AgentConnection, method_id: str, kind: str) -> AuthMethod:
+    """The advertised method ``method_id``, checked to be of ``kind`` (``terminal``, ``env_var``)."""
+    method = conn.auth_method(method_id)
+    if method is None:
+        raise AcpError(f"the agent offers no auth method {method_id!r}")
+    actual = "terminal" if method.runs_in_terminal else method.type
+    if actual != kind:
+        raise AcpError(f"{method_id!r} is a {actual!r} method, not {kind!r}")
+    return method

@@ -16,8 +16,9 @@ raises ``PermissionTooLate``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .. import policies
@@ -52,6 +53,7 @@ class PermissionDesk:
         self.log = PermissionLog()
         self._note_unannounced = note_unannounced  # v1: a tool call is announced before it is asked
         self._handler: PermissionHandler | None = None
+        self._stand_in: PermissionHandler | None = None  # answers in the handler's place for a while
         self._offered: set[str] = set()
         self._count = 0
         self._by_request_id: dict[Any, PermissionRequest] = {}
@@ -68,6 +70,16 @@ class PermissionDesk:
         self._handler = policies.as_policy(handler) if isinstance(handler, str) else handler
         for perm in self.state.pending_permissions:
             self._offer(perm)
+
+    @contextlib.contextmanager
+    def standing_in(self, handler: PermissionHandler) -> Iterator[None]:
+        """While the body runs, ``handler`` is offered new requests in the handler's place (a
+        blocking call answers them: its cell receives no click); ``handler`` stays as set."""
+        previous, self._stand_in = self._stand_in, handler
+        try:
+            yield
+        finally:
+            self._stand_in = previous
 
     def receive(self, request: Request, turn: Turn | None) -> PermissionRequest:
         """Take an incoming request: record it, start the handler; the answer comes later."""
@@ -172,7 +184,8 @@ class PermissionDesk:
         return True
 
     def _offer(self, perm: PermissionRequest) -> None:
-        handler = self._handler if self._handler is not None else policies.from_env()
+        handler = next((h for h in (self._stand_in, self._handler) if h is not None), None)
+        handler = handler if handler is not None else policies.from_env()
         if handler is None or perm.key in self._offered:
             return
         self._offered.add(perm.key)

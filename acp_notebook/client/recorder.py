@@ -84,6 +84,7 @@ class Traffic:
         ring: int = RING_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.command = command  # the agent's argv (a trace header names it)
         self.ring = Ring(ring)
         self.recorder = Recorder(record, command) if record is not None else None
         self._clock, self._start = clock, clock()

@@ -21,15 +21,13 @@ import os
 import signal
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .agent import Agent
+from .session import Session
 from .supervisor import group_alive
-
-if TYPE_CHECKING:
-    from .agent import Agent
-    from .session import Session
 
 EXIT_GRACE = 1.0
 SWEEP_WAIT = 2.0  # s for the supervisors to end what is left (they take GRACE = 0.5 s at most, then KILL)
@@ -41,6 +39,7 @@ class Registry:
     def __init__(self) -> None:
         self.agents: list[Agent] = []
         self.names: dict[str, Session] = {}
+        self._owners: weakref.WeakKeyDictionary[Session, Agent] = weakref.WeakKeyDictionary()
         self._atexit = False
 
     def add_agent(self, agent: Agent) -> None:
@@ -53,8 +52,19 @@ class Registry:
 
     def bind(self, name: str, session: Session) -> None:
         """Remember ``session`` under ``name`` (and track its agent)."""
-        self.add_agent(session.agent)
+        agent = self.agent_of(session)
+        if agent is not None:
+            self.add_agent(agent)
         self.names[name] = session
+
+    def agent_of(self, session: Session) -> Agent | None:
+        """The agent ``session`` was opened on (None for a session no living agent ever opened)."""
+        agent = self._owners.get(session)
+        if agent is None:
+            agent = next((a for a in Agent.opened_on() if session in a.sessions.values()), None)
+            if agent is not None:
+                self._owners[session] = agent
+        return agent
 
     def names_of(self, session: Session) -> list[str]:
         """The names bound to ``session``."""
@@ -72,7 +82,7 @@ class Registry:
         """Stop tracking ``agent`` and drop the names of its sessions."""
         if agent in self.agents:
             self.agents.remove(agent)
-        for name in [n for n, s in self.names.items() if s.agent is agent]:
+        for name in [n for n, s in self.names.items() if self.agent_of(s) is agent]:
             del self.names[name]
 
     def live_pids(self) -> list[int]:
@@ -135,3 +145,8 @@ def registry() -> Registry:
     if _registry is None:
         _registry = Registry()
     return _registry
+
+
+def agent_of(session: Session) -> Agent | None:
+    """The ``Agent`` a session was opened on (a session holds its connection, not its agent)."""
+    return registry().agent_of(session)

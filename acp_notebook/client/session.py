@@ -1,18 +1,21 @@
-"""A live session: its state, its permission desk and its one turn queue.
+"""A live session: its state, its permission desk and its one turn queue, on its connection.
 
-Updates are applied to ``state`` in arrival order by the agent's reader. Every prompt is a turn
-in the queue (``turns.TurnQueue``): ``prompt`` awaits its turn and returns the stop reason
-(rule in ``protocol.turn``), ``prompt_task`` returns the task at once. ``cancel`` sends
-``session/cancel``, answers every pending permission ``cancelled`` (and every write held for
-review rejected) and marks this turn's unfinished tool calls ``cancelled``. What differs between
-protocol versions is the wire's.
+A session holds the parts it uses — its version's ``AgentConnection`` (every ACP call), the
+agent's traffic recorder, and its entry in the agent's ``Sessions`` table (``SessionParts``) —
+never the agent. It registers one ``Route`` there: the agent's reader hands it each
+``session/update`` (read by the connection, applied by the state, then looked at by the turn),
+each permission and v1 host request, in arrival order. Every prompt is a turn in the queue
+(``turns.TurnQueue``): ``prompt`` awaits its turn and returns the stop reason (rule in
+``protocol.turn``), ``prompt_task`` returns the task at once. ``cancel`` sends ``session/cancel``,
+answers every pending permission ``cancelled`` (and every write held for review rejected) and
+marks this turn's unfinished tool calls ``cancelled``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..protocol.jsonrpc import Request
 from ..protocol.patch import cancel_supported
@@ -29,14 +32,13 @@ from .host import FilePolicy, Host
 from .notebook_link import NotebookLink
 from .permission_memory import PermissionLog, PermissionRules
 from .permissions import PermissionDesk, PermissionHandler
+from .recorder import Traffic
+from .routing import Route, SessionParts
 from .settings import SessionSettings
 from .summary import SessionSummary
 from .turn_runner import Prompt, TurnRunner, to_blocks
 from .turns import CANCEL_GRACE, TurnQueue
-from .update_apply import apply_update
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .wire import AgentConnection
 
 CANCELLED = "cancelled"
 
@@ -46,44 +48,54 @@ class Session:
 
     def __init__(
         self,
-        agent: Agent,
+        conn: AgentConnection,
         session_id: str,
         cwd: str,
+        parts: SessionParts,
+        *,
         state: SessionState | None = None,
         roots: list[str] | None = None,
         files: FilePolicy | None = None,
         checkpoints: bool | None = None,
+        notebook: NotebookLink | None = None,
     ) -> None:
-        self.agent, self.session_id, self.cwd = agent, session_id, cwd
-        self.roots = roots or [cwd]
+        self.session_id, self.cwd, self.roots = session_id, cwd, roots or [cwd]
+        self._conn, self._parts = conn, parts
         self.state = state or SessionState()
-        self.host = Host(self.state, self.roots, files)
         self.state.traffic_source = lambda: self.traffic  # the `traffic` table reads it
-        self.modes: Any = None
-        self.settings = SessionSettings(self)
-        wire = agent.wire
+        self.host = Host(self.state, self.roots, files)
+        self.settings = SessionSettings(self.state, conn, session_id)
         self._permissions = PermissionDesk(
-            self.state,
-            wire.permission,
-            agent.connection.respond,
-            note_unannounced=wire.announces_before_asking,
-            cancel_turn=self.cancel,
-            note_decider=agent.traffic_log.note_decider,
-        )
-        busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
+            self.state, conn.permission, conn.respond, note_unannounced=conn.announces_before_asking,
+            cancel_turn=self.cancel, note_decider=parts.traffic.note_decider,
+        )  # fmt: skip
         wanted = checkpoint_wanted(cwd, checkpoints)
+        busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
         self.checkpoints = Checkpointer(self.state, cwd, session_id, busy) if wanted else None
-        keeper = self.checkpoints
-        self._runner = TurnRunner(self.state, wire, agent.connection, session_id, agent.loop, keeper)
-        self._queue = TurnQueue(agent.loop, self._runner.run, self.cancel, self._turn_failed)
+        self._runner = TurnRunner(self.state, conn, session_id, self.checkpoints)
+        self._queue = TurnQueue(conn.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
-        self.notebook: NotebookLink | None = None  # the `notebook` MCP server (new_session(share=))
+        self._notebook = notebook  # the `notebook` MCP server (new_session(share=))
+        if notebook is not None:
+            notebook.bind(self.state, self._ask, self._permissions.wait)
+        parts.register(session_id, self._route())
+
+    def _route(self) -> Route:
+        return Route(
+            self.state, self._take_update, self._take_permission, self._take_host_request,
+            self._permissions.cancel_request, self._agent_exited,
+        )  # fmt: skip
 
     # -- what it is -----------------------------------------------------------------------------
     @property
     def protocol_version(self) -> int:
         """The agent's negotiated protocol version (1 or 2)."""
-        return self.agent.protocol_version
+        return self._conn.version
+
+    @property
+    def notebook(self) -> NotebookLink | None:
+        """The ``notebook`` MCP server of this session (``new_session(share=...)``), if any."""
+        return self._notebook
 
     @property
     def permission_handler(self) -> PermissionHandler | None:
@@ -147,39 +159,43 @@ class Session:
     @property
     def traffic(self) -> list[dict[str, Any]]:
         """This session's recent messages (the agent's traffic entries tagged with its id)."""
-        return self.agent.traffic_log.ring.list(self.session_id)
+        return self._parts.traffic.ring.list(self.session_id)
+
+    @property
+    def traffic_log(self) -> Traffic:
+        """The agent's traffic recorder (ring and trace file) this session's messages go through."""
+        return self._parts.traffic
 
     def summary(self) -> SessionSummary:
         """A typed snapshot for views and reports."""
         return SessionSummary(
-            self.session_id,
-            self.cwd,
-            self.agent.summary(),
-            self.state.run_state,
-            self.running,
-            self.queued_prompts,
-            self.state.usage,
-            self.last_error,
-        )
+            self.session_id, self.cwd, self._parts.agent_summary(), self.state.run_state, self.running,
+            self.queued_prompts, self.state.usage, self.last_error,
+        )  # fmt: skip
 
-    # -- incoming (called by the agent's reader, in arrival order) ------------------------------
-    def on_update(self, update: Any) -> None:
-        """Apply one ``session/update`` (and what its extensions imply)."""
-        apply_update(self.state, self.agent.wire, self._runner, update)
+    # -- incoming (the agent's reader, in arrival order, through the route) ---------------------
+    def _take_update(self, update: Any) -> None:
+        """One ``session/update``: the connection reads it, the state applies it, the turn looks."""
+        incoming = self._conn.read_update(update, self.state.tool_calls.get)
+        self.state.take(incoming)
+        self._runner.saw(incoming.update)
 
-    def on_permission(self, request: Request) -> object:
-        """Take a ``session/request_permission`` request (answered later)."""
+    def _ask(self, params: dict[str, Any]) -> PermissionRequest:
+        """A question of the client's own about this session, on its permission desk."""
+        return self._permissions.ask({"sessionId": self.session_id, **params})
+
+    def _take_permission(self, request: Request) -> object:
         self._permissions.receive(request, self.turn)
         return DEFERRED
 
-    def on_host_request(self, request: Request) -> object:
-        """Serve a v1 ``fs/*`` or ``terminal/*`` request as its own task (answered when done)."""
-        self._spawn(self.host.answer(request, self.agent.connection))
+    def _take_host_request(self, request: Request) -> object:
+        self._spawn(self.host.answer(request, self._conn))
         return DEFERRED
 
-    def on_cancel_request(self, request_id: Any) -> bool:
-        """The agent withdrew a request: answer a matching pending permission ``cancelled``."""
-        return self._permissions.cancel_request(request_id)
+    def _agent_exited(self, error: AgentExited, expected: bool) -> None:
+        """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
+        settle_exit(self.state, self._permissions, self._runner, error, expected)
+        self._spawn(self.release())
 
     # -- turns ----------------------------------------------------------------------------------
     async def prompt(self, prompt: Prompt) -> str | None:
@@ -203,6 +219,11 @@ class Session:
         """Await a turn's task; an interrupt cancels the turn and raises ``TurnInterrupted``."""
         return await self._queue.wait(task, grace)
 
+    async def wait_blocking(self, task: asyncio.Task, permissions: Any = None) -> str | None:
+        """``wait_turn`` for a caller that blocks (no clicks arrive): ``permissions`` (a policy)
+        answers requests after the handler, else the turn is cancelled; SIGINT cancels it."""
+        return await blocking.wait_blocking(self.wait_turn(task), self._permissions, self.cancel, permissions)
+
     async def wait_idle(self, timeout: float | None = None, grace: float = CANCEL_GRACE) -> bool:
         """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all."""
         return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
@@ -213,23 +234,17 @@ class Session:
 
     def prompt_sync(self, prompt: Prompt, permissions: Any = None) -> str | None:
         """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
-        return blocking.prompt_sync(self, to_blocks(prompt), permissions)
+        blocks = to_blocks(prompt)
+        turn = lambda: self.prompt(blocks)  # noqa: E731 - made on the loop
+        return blocking.prompt_sync(turn, self._permissions, self.cancel, self._conn.loop(), permissions)
 
     def _turn_failed(self, error: BaseException) -> None:
         self.state.diagnose("turn-error", f"the turn failed: {str(error).splitlines()[0]}", level="error")
 
-    def agent_exited(self, error: AgentExited, *, expected: bool = False) -> None:
-        """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
-        settle_exit(self.state, self._permissions, self._runner, error, expected)
-        self._spawn(self.host.close())
-        if self.notebook is not None:
-            self._spawn(self.notebook.close())
-
     # -- cancelling -----------------------------------------------------------------------------
     async def cancel(self) -> None:
         """Cancel the current turn: notify the agent, answer permissions and reviews, mark tool calls."""
-        call = self.agent.wire.cancel(self.session_id)
-        self.agent.connection.notify(call.method, call.params)
+        sent = self._conn.cancel(self.session_id)  # the notification goes out now
         unfinished = self._runner.cancel_requested()
         self._permissions.cancel_all()
         self.host.reviews.cancel_all()
@@ -237,21 +252,21 @@ class Session:
             self.state.apply(
                 {"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": "cancelled"}
             )
-        await self.agent.connection.process.drain()
+        await sent
 
     async def cancel_tool_call(self, tool_call_id: str) -> Any:
         """Ask the agent to cancel one tool call (needs its ``capabilities.cancel``)."""
         tc = self.state.tool_calls.get(tool_call_id)
         if tc is None or not tc.cancellable:
             raise ValueError(f"tool call {tool_call_id!r} does not advertise capabilities.cancel")
-        return await self.agent.request(self.agent.wire.cancel_tool_call(self.session_id, tool_call_id))
+        return await self._conn.cancel_tool_call(self.session_id, tool_call_id)
 
     async def cancel_terminal(self, terminal_id: str) -> Any:
         """Ask the agent to cancel one terminal (needs its ``capabilities.cancel``)."""
         term = self.state.terminals.get(terminal_id)
         if term is None or not cancel_supported(term.capabilities):
             raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
-        return await self.agent.request(self.agent.wire.cancel_terminal(self.session_id, terminal_id))
+        return await self._conn.cancel_terminal(self.session_id, terminal_id)
 
     async def close(self) -> None:
         """Close the session: a running turn is cancelled first and ends ``cancelled``; then
@@ -259,17 +274,19 @@ class Session:
         self.drop_queued()
         if self.running:
             await self.cancel()
-        call = self.agent.wire.close_session(self.session_id)
-        if call is not None:
-            await self.agent.request(call)
-        self._runner.end_running("cancelled")  # the agent will say no more about this session
+        await self._conn.close_session(self.session_id)
+        self._runner.end_running(CANCELLED)  # the agent will say no more about this session
+        await self.release()
+        self._parts.forget(self.session_id)
+
+    async def release(self) -> None:
+        """Release what the session holds: its client-run terminals and its notebook server."""
         await self.host.close()
-        if self.notebook is not None:
-            await self.notebook.close()
-        self.agent.sessions.pop(self.session_id, None)
+        if self._notebook is not None:
+            await self._notebook.close()
 
     def _spawn(self, coroutine: Any) -> None:
-        task = self.agent.loop().create_task(coroutine)
+        task = self._conn.loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -304,33 +321,25 @@ class Session:
     # -- the notebook MCP server (``notebook_link``) ---------------------------------------------
     def share(self, **objects: Any) -> None:
         """Share more kernel objects with the agent (by name) through the ``notebook`` server."""
-        self._notebook().share.share(**objects)
+        self._shared().share.share(**objects)
 
     def unshare(self, *names: str) -> None:
         """Stop sharing ``names``: the agent's next calls no longer see them."""
-        self._notebook().share.unshare(*names)
+        self._shared().share.unshare(*names)
 
     def allow_run_code(self, allowed: bool = True) -> None:
         """Let the agent run code in this kernel (each call still approved), or stop it."""
-        self._notebook().share.run_code = bool(allowed)
+        self._shared().share.run_code = bool(allowed)
 
     @property
     def mcp_log(self) -> list[Any]:
         """Every ``notebook`` tool call: arguments, duration, result size, who approved it."""
-        return list(self.notebook.share.log) if self.notebook is not None else []
+        return list(self._notebook.share.log) if self._notebook is not None else []
 
-    def _notebook(self) -> NotebookLink:
-        if self.notebook is None:
+    def _shared(self) -> NotebookLink:
+        if self._notebook is None:
             raise AcpError("this session has no notebook server: open it with new_session(cwd, share={...})")
-        return self.notebook
-
-    def ask_permission(self, params: dict[str, Any]) -> PermissionRequest:
-        """Ask the user (or the handler) a question of the client's own, as a permission card."""
-        return self._permissions.ask(params)
-
-    async def wait_permission(self, perm: PermissionRequest) -> None:
-        """Until a question from ``ask_permission`` is answered."""
-        await self._permissions.wait(perm)
+        return self._notebook
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} v{self.protocol_version} {self.state.run_state}>"

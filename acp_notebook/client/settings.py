@@ -8,10 +8,10 @@ agents that offer one) or the ``modes`` object of ``session/new`` (v1), changed 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .session import Session
+from ..protocol.state import SessionState
+from .wire import AgentConnection
 
 TRUE, FALSE = ("true", "on", "1", "yes"), ("false", "off", "0", "no")
 
@@ -65,52 +65,50 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 class SessionSettings:
     """The config options and modes of one session, and the calls that change them."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, state: SessionState, conn: AgentConnection, session_id: str) -> None:
+        self._state, self._conn, self._session_id = state, conn, session_id
+        self._modes: Any = None  # the ``modes`` object of ``session/new`` (v1), if any
 
     def option(self, config_id: str) -> dict[str, Any] | None:
         """The advertised option ``config_id``, or None."""
-        return find_option(self.session.state.config_options, config_id)
+        return find_option(self._state.config_options, config_id)
 
     @property
     def mode_option(self) -> dict[str, Any] | None:
         """The config option of category ``mode``, if advertised."""
-        return mode_option(self.session.state.config_options)
+        return mode_option(self._state.config_options)
 
     @property
     def modes(self) -> list[Any]:
         """The mode ids one can switch to."""
-        return mode_ids(self.session.state.config_options, self.session.modes)
+        return mode_ids(self._state.config_options, self._modes)
 
     @property
     def current_mode(self) -> str | None:
         """The current mode id."""
-        state = self.session.state
-        return current_mode(state.config_options, state.current_mode_id)
+        return current_mode(self._state.config_options, self._state.current_mode_id)
 
     def adopt(self, result: dict[str, Any]) -> None:
         """What ``session/new`` (or a resume) answered: commands, config options, modes."""
-        state = self.session.state
         for key, kind in (
             ("availableCommands", "available_commands_update"),
             ("configOptions", "config_option_update"),
         ):
             if isinstance(result.get(key), list):
-                state.apply({"sessionUpdate": kind, key: result[key]})
-        modes = self.session.modes = result.get("modes")
+                self._state.apply({"sessionUpdate": kind, key: result[key]})
+        modes = self._modes = result.get("modes")
         if isinstance(modes, dict) and isinstance(modes.get("currentModeId"), str):
-            state.apply({"sessionUpdate": "current_mode_update", "currentModeId": modes["currentModeId"]})
+            self._state.apply(
+                {"sessionUpdate": "current_mode_update", "currentModeId": modes["currentModeId"]}
+            )
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """Send ``session/set_config_option``; the answer's complete list replaces the options."""
-        session = self.session
-        result = await session.agent.request(
-            session.agent.wire.set_config_option(session.session_id, config_id, value)
-        )
+        result = await self._conn.set_config_option(self._session_id, config_id, value)
         options = result.get("configOptions") if isinstance(result, dict) else None
         if isinstance(options, list):
-            session.state.apply({"sessionUpdate": "config_option_update", "configOptions": options})
-        return session.state.config_options
+            self._state.apply({"sessionUpdate": "config_option_update", "configOptions": options})
+        return self._state.config_options
 
     async def set_mode(self, mode_id: str) -> str:
         """Switch mode: the ``mode`` config option if advertised, else ``session/set_mode``."""
@@ -118,9 +116,8 @@ class SessionSettings:
         if option is not None and isinstance(option.get("configId"), str):
             await self.set_config_option(option["configId"], mode_id)
             return mode_id
-        session = self.session
-        await session.agent.request(session.agent.wire.set_mode(session.session_id, mode_id))
-        session.state.apply({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
-        if isinstance(session.modes, dict):
-            session.modes = {**session.modes, "currentModeId": mode_id}
+        await self._conn.set_mode(self._session_id, mode_id)
+        self._state.apply({"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
+        if isinstance(self._modes, dict):
+            self._modes = {**self._modes, "currentModeId": mode_id}
         return mode_id

@@ -9,16 +9,15 @@ consistent. It never waits on a user: the session's ``TurnQueue`` decides when a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..protocol.rpcmessages import AUTH_REQUIRED
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from .checkpoints.checkpointer import Checkpointer
-from .connection import Connection
 from .errors import AuthRequired
-from .wire.base import Wire
+from .wire import AgentConnection
 
 Prompt = str | dict | Sequence[Any]
 TOOL_CALL_KINDS = frozenset({"tool_call_update", "tool_call", "tool_call_content_chunk"})
@@ -43,14 +42,11 @@ class TurnRunner:
     def __init__(
         self,
         state: SessionState,
-        wire: Wire,
-        connection: Connection,
+        conn: AgentConnection,
         session_id: str,
-        loop: Callable[[], asyncio.AbstractEventLoop],
         checkpoints: Checkpointer | None = None,
     ) -> None:
-        self.state, self.wire, self.connection, self.session_id = state, wire, connection, session_id
-        self._loop = loop
+        self.state, self.conn, self.session_id = state, conn, session_id
         self.checkpoints = checkpoints  # a snapshot before each prompt and at each turn's end
         self.turn: Turn | None = None
         self.turns: list[Turn] = []
@@ -64,7 +60,7 @@ class TurnRunner:
 
     async def run(self, blocks: list[Any]) -> str | None:
         """Send one prompt and wait for the end of its turn; returns the stop reason."""
-        turn, start = self.wire.new_turn(), len(self.state.timeline)
+        turn, start = self.conn.new_turn(), len(self.state.timeline)
         if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
             await self.checkpoints.begin(turn, len(self.turns) + 1, start)
         self.turn = turn
@@ -76,49 +72,37 @@ class TurnRunner:
                 await self.checkpoints.end(turn)
 
     async def _run(self, turn: Turn, blocks: list[Any]) -> str | None:
-        done = self._done = self._loop().create_future()
-        for update in self.wire.prompt_echo(blocks):
+        done = self._done = self.conn.loop().create_future()
+        for update in self.conn.prompt_echo(blocks):
             self.state.apply(update)
-        call = self.wire.prompt(self.session_id, blocks)
         hook = lambda result: self._on_response(turn, result)  # noqa: E731
-        request = self.connection.request(call.method, call.params, hook=hook)
+        request = self.conn.prompt(self.session_id, blocks, hook)
         await asyncio.wait({request, done}, return_when=asyncio.FIRST_COMPLETED)
         if request.done() and request.exception() is not None and not done.done():
             self.end(turn, None)
             raise request.exception()  # type: ignore[misc]
         await done
         self.last_error = turn.error
-        refused = login_needed(turn, self.connection.auth_methods())
+        refused = login_needed(turn, self.conn.auth_methods)
         if refused is not None:  # v2's refusal is an `error` stop: raised as v1's failed prompt is
             raise refused
         return turn.stop_reason
 
-    def before(self, update: Any) -> None:
-        """Diagnose (info) what is accepted but out of order, before the state applies it: a
-        patch before its create (v1), a tool-call update after a cancelled turn ended."""
-        if not isinstance(update, dict) or update.get("sessionUpdate") not in TOOL_CALL_KINDS:
-            return
-        tc_id = update.get("toolCallId")
-        known = tc_id in self.state.tool_calls
-        if isinstance(tc_id, str) and self.wire.is_patch_before_create(update, known):
-            self.state.diagnose(
-                "update-before-create", f"tool_call_update for unknown {tc_id!r}", update, "info"
-            )
+    def saw(self, update: Any) -> None:
+        """An update of this session was applied: follow the running turn; note (info) a tool-call
+        update that came after its cancelled turn ended."""
         turn = self.turn
-        if turn is not None and turn.ended and turn.stop_reason == "cancelled":
-            self.state.diagnose(
-                "update-after-cancel", f"tool call {tc_id!r} updated after the cancelled turn", update, "info"
-            )
-
-    def after(self, update: Any) -> None:
-        """An update of this session was applied: follow the running turn."""
-        turn = self.turn
-        if turn is None or turn.ended or not isinstance(update, dict):
+        if turn is None or not isinstance(update, dict):
             return
         kind = update.get("sessionUpdate")
-        if kind in TOOL_CALL_KINDS and isinstance(update.get("toolCallId"), str):
+        if kind in TOOL_CALL_KINDS and turn.ended:
+            if turn.stop_reason == "cancelled":
+                tc_id = update.get("toolCallId")
+                message = f"tool call {tc_id!r} updated after the cancelled turn"
+                self.state.diagnose("update-after-cancel", message, update, "info")
+        elif kind in TOOL_CALL_KINDS and isinstance(update.get("toolCallId"), str):
             turn.saw_tool_call(update["toolCallId"])
-        elif kind == "state_update" and turn.on_state(update):
+        elif kind == "state_update" and not turn.ended and turn.on_state(update):
             self._finish(turn)
 
     def _on_response(self, turn: Turn, result: Any) -> None:

@@ -23,7 +23,7 @@ def source_for(source: Any) -> XRaySource | None:
         return None
     if hasattr(source, "seek") and hasattr(source, "entries"):
         return XRaySource.of_replay(source)
-    if hasattr(source, "agent") and hasattr(source.agent, "traffic_log"):
+    if hasattr(source, "traffic_log"):
         return XRaySource.live(source)
     return None
 

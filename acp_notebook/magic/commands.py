@@ -51,15 +51,24 @@ class Commands:
         session = value if isinstance(value, Session) else self.registry.names.get(name)
         if session is None:
             raise MagicError(f"no session named {name!r}: start one with %acp start --name {name}")
-        if not session.agent.closed:
+        agent = self.registry.agent_of(session)
+        if agent is not None and not agent.closed:
             self.registry.bind(name, session)
         return session
+
+    def agent(self, session: Session) -> Agent:
+        """The agent ``session`` was opened on."""
+        agent = self.registry.agent_of(session)
+        if agent is None:
+            raise MagicError(f"session {session.session_id!r} belongs to no agent of this kernel")
+        return agent
 
     def live_session(self, name: str) -> Session:
         """``session(name)``, checking its agent still runs."""
         session = self.session(name)
-        if session.agent.closed:
-            code = session.agent.returncode
+        agent = self.agent(session)
+        if agent.closed:
+            code = agent.returncode
             raise MagicError(f"the agent of {name!r} has exited (code {code}): %acp start it again")
         return session
 
@@ -71,7 +80,7 @@ class Commands:
     def _in_use(self, agent: Agent, but: str) -> bool:
         named = {n: s for n, s in self.registry.names.items() if n != but}
         named.update({n: v for n, v in self.shell.user_ns.items() if n != but and isinstance(v, Session)})
-        return any(s.agent is agent for s in named.values())
+        return any(self.registry.agent_of(s) is agent for s in named.values())
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self, args: argparse.Namespace) -> None:
@@ -145,11 +154,11 @@ class Commands:
         from .prompting import resend
 
         waiting = self.awaiting_login.get(args.name)
-        agent = waiting[0] if waiting else self.live_session(args.name).agent
+        agent = waiting[0] if waiting else self.agent(self.live_session(args.name))
         if args.method is None:
             print("\n".join(report.auth_lines(agent.auth_methods, args.name)))
             return
-        method = agent.wire.auth_method(args.method)
+        method = agent.auth_method(args.method)
         if method is None:
             raise MagicError(f"no auth method {args.method!r}: " + report.auth_choices(agent.auth_methods))
         before = agent.process
@@ -173,22 +182,23 @@ class Commands:
 
     async def logout(self, args: argparse.Namespace) -> None:
         """``%acp logout``."""
-        agent = self.live_session(args.name).agent
+        agent = self.agent(self.live_session(args.name))
         with _agent_errors():
             await agent.logout()
         print(f"Logged out of {report.describe(agent)}.")
 
     async def _replace(self, name: str) -> None:
         old = self.registry.names.get(name) or self.shell.user_ns.get(name)
-        if not isinstance(old, Session) or old.agent.closed or self._in_use(old.agent, name):
+        agent = self.registry.agent_of(old) if isinstance(old, Session) else None
+        if agent is None or agent.closed or self._in_use(agent, name):
             return
-        await old.agent.close()
-        self.registry.forget(old.agent)
-        print(f"Stopped the previous agent of `{name}` (pid {old.agent.process.pid}).")
+        await agent.close()
+        self.registry.forget(agent)
+        print(f"Stopped the previous agent of `{name}` (pid {agent.process.pid}).")
 
     async def new(self, args: argparse.Namespace) -> None:
         """``%acp new``: another session on the agent of ``--on``."""
-        agent = self.live_session(args.on).agent
+        agent = self.agent(self.live_session(args.on))
         name = args.name or args.on
         try:
             session = await agent.new_session(args.cwd)
@@ -199,7 +209,7 @@ class Commands:
 
     async def stop(self, args: argparse.Namespace) -> None:
         """``%acp stop``: close an agent (``--all``: every agent)."""
-        agents = list(self.registry.agents) if args.all else [self.session(args.name).agent]
+        agents = list(self.registry.agents) if args.all else [self.agent(self.session(args.name))]
         numbers = [self.registry.number(a) if a in self.registry.agents else "?" for a in agents]
         if not agents:
             print("no agents to stop")

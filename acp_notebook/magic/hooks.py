@@ -39,7 +39,7 @@ class CellHooks:
         """Track the running agents the user namespace holds (directly or through a session)."""
         reg = registry()
         for value in list(self.shell.user_ns.values()):
-            agent = value.agent if isinstance(value, Session) else value
+            agent = reg.agent_of(value) if isinstance(value, Session) else value
             if isinstance(agent, Agent) and not agent.closed and agent not in reg.agents:
                 reg.add_agent(agent)
 
@@ -58,7 +58,8 @@ class CellHooks:
             return
         for session in registry().sessions():
             started = session.turns[self.turns_before.get(session, 0) :]
-            if session.running and session.turn in started and not session.agent.closed:
+            agent = registry().agent_of(session)
+            if session.running and session.turn in started and agent is not None and not agent.closed:
                 self._cancel(session)
 
     def _release(self) -> None:
@@ -69,7 +70,10 @@ class CellHooks:
     def _cancel(self, session: Session) -> None:
         names = ", ".join(registry().names_of(session)) or session.session_id
         print(f"acp: the cell was interrupted: cancelling the turn of {names}", file=sys.stderr)
-        loop = session.agent.loop()
+        agent = registry().agent_of(session)
+        if agent is None:
+            return
+        loop = agent.loop()
         if loop.is_running():
             task = loop.create_task(session.cancel())
             self._tasks.add(task)

@@ -16,7 +16,6 @@ from typing import Any
 
 from IPython.display import display
 
-from ..client.blocking import wait_blocking
 from ..client.errors import AcpError, AuthRequired
 from ..client.session import Session
 from . import report, waiting
@@ -97,11 +96,11 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
         return
     try:
         if blocking:
-            reason = await wait_blocking(session, session.wait_turn(task), policy)
+            reason = await session.wait_blocking(task, policy)
         else:
             reason = await waiting.wait_turn(session, task, args.name, args.timeout)
     except AuthRequired as exc:
-        lines = report.auth_lines(exc.methods or session.agent.auth_methods, args.name)
+        lines = report.auth_lines(exc.methods, args.name)
         raise MagicError(
             f"{exc}\n" + "\n".join(lines) + "\n(the prompt is sent again after the login)"
         ) from None

@@ -49,7 +49,7 @@ def session_line(registry: Registry, session: Any) -> str:
     names = ", ".join(registry.names_of(session)) or "(unnamed)"
     state = session.state
     return (
-        f"{names}: {session.session_id} on agent [{registry.number(session.agent)}], "
+        f"{names}: {session.session_id} on agent [{_number(registry, session)}], "
         f"{turn_state(session)}, {len(session.turns)} turn(s), {len(state.tool_calls)} tool call(s)"
     )
 
@@ -128,3 +128,8 @@ def auth_lines(methods: Any, name: str) -> list[str]:
     first = rows[0].get("methodId") or rows[0].get("id")
     lines.append(f"Log in with: %acp login {first}" + ("" if name == "acp" else f" --name {name}"))
     return lines
+
+
+def _number(registry: Registry, session: Any) -> int | str:
+    agent = registry.agent_of(session)
+    return registry.number(agent) if agent is not None and agent in registry.agents else "?"

@@ -96,7 +96,7 @@ class Reenactment:
 
     def _serve_no_host(self) -> None:
         """Once initialized: host requests wait for their recorded answer instead of running."""
-        routes = self.agent.connection.routes.requests
+        routes = self.agent.rpc.routes.requests
         for method in HOST_METHODS & routes.keys():
             routes[method] = lambda _request: DEFERRED
 
@@ -133,9 +133,9 @@ class Reenactment:
         elif method == "session/cancel" and session is not None:
             self._spawn(session.cancel())
         elif "id" in message:
-            self._track(self.agent.connection.request(method, params))
+            self._track(self.agent.rpc.request(method, params))
         else:
-            self.agent.connection.notify(method, message.get("params"))
+            self.agent.rpc.notify(method, message.get("params"))
 
     async def _new(self, cwd: Any, servers: Any, extra: Any) -> None:
         session = await self.agent.new_session(
@@ -177,12 +177,12 @@ class Reenactment:
         error = response.get("error")
         if isinstance(error, dict):
             code, text = error.get("code", -32603), str(error.get("message", ""))
-            self.agent.connection.respond_error(request_id, code, text, error.get("data"))
+            self.agent.rpc.respond_error(request_id, code, text, error.get("data"))
             return
         session = self.agent.sessions.get(params.get("sessionId") if isinstance(params, dict) else None)
         if session is not None:
             apply_answer(session.state, session.cwd, method, params, response.get("result"))
-        self.agent.connection.respond(request_id, response.get("result"))
+        self.agent.rpc.respond(request_id, response.get("result"))
 
     def _spawn(self, coroutine: Any) -> None:
         self._track(asyncio.ensure_future(coroutine))

@@ -61,9 +61,9 @@ class XRayLink:
             return None
         if isinstance(xray, XRaySource):
             return cls(xray, live=session is not None, **parts)
-        if session is None or not hasattr(session, "agent"):
+        if session is None or not hasattr(session, "traffic_log"):
             raise ValueError("xray=True needs a live Session (for a replay: replay.view(xray=True))")
-        return cls(XRaySource.live(session), session.agent.traffic_log, live=True, **parts)
+        return cls(XRaySource.live(session), session.traffic_log, live=True, **parts)
 
     @property
     def read_only(self) -> bool:

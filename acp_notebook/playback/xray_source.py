@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..client.agent import Agent
 from ..protocol import trace
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
@@ -60,8 +61,8 @@ class XRaySource:
     @classmethod
     def live(cls, session: Any) -> XRaySource:
         """The X-ray of a live ``Session``: its agent's ring (and trace file, when recording)."""
-        log = session.agent.traffic_log
-        head = trace.header("", getattr(session.agent.process, "argv", None))
+        log = session.traffic_log
+        head = trace.header("", log.command)
 
         def entries() -> tuple[int, Sequence[dict[str, Any]]]:
             return log.ring.seen - len(log.ring), log.ring.entries
@@ -74,8 +75,7 @@ class XRaySource:
                     return trace.parse(file.read().splitlines())[1]
             return None
 
-        agent_class = type(session.agent)
-        return cls(entries, head, agent_class, session_id=session.session_id, full_trace=full)
+        return cls(entries, head, Agent, session_id=session.session_id, full_trace=full)
 
     @classmethod
     def of_replay(cls, replay: TraceReplay) -> XRaySource:

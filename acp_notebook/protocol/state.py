@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from . import tables
 from .auth_status import AuthStatus
@@ -33,6 +33,15 @@ from .terminal import DEFAULT_OUTPUT_CAP, Terminal, apply_terminal_fields, decod
 from .toolcall import ToolCall, apply_fields
 
 Handler = Callable[["SessionState", dict[str, Any]], None]
+
+
+class Incoming(NamedTuple):
+    """One received update as a connection read it: the update in v2-rules form, the updates an
+    offered extension implies, and the problems met reading it (``code, message, detail, level``)."""
+
+    update: Any
+    implied: tuple[dict[str, Any], ...] = ()
+    problems: tuple[tuple[str, str, Any, str], ...] = ()
 
 
 class SessionState:
@@ -86,7 +95,16 @@ class SessionState:
         self.diagnostics.append(Diagnostic(code, message, detail, level))
         self._changed("diagnostic", None, (code,))
 
-    # -- entry point ---------------------------------------------------------------------------
+    # -- entry points --------------------------------------------------------------------------
+    def take(self, incoming: Incoming) -> None:
+        """Apply what a connection read from one ``session/update``: problems noted, the update
+        applied, then what it implies."""
+        for code, message, detail, level in incoming.problems:
+            self.diagnose(code, message, detail, level)
+        self.apply(incoming.update)
+        for implied in incoming.implied:
+            self.apply(implied)
+
     def apply(self, update: Any) -> None:
         """Apply the ``update`` object of one `session/update` notification."""
         if not isinstance(update, dict):

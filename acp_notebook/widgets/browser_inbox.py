@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .. import frontend
+from ..client.registry import agent_of
 from ..protocol.state import SessionState
 from . import inbound, review_entry
 
@@ -73,8 +74,8 @@ def stderr_reply(view: Any, number: Any) -> None:
     if not isinstance(number, int) or isinstance(number, bool):
         view.state.diagnose("view-bad-message", "stderr_line needs an integer `n`")
         return
-    agent = getattr(view.session, "agent", None)
-    line = agent.stderr_line(number) if agent is not None and hasattr(agent, "stderr_line") else None
+    agent = agent_of(view.session) if view.session is not None else None
+    line = agent.stderr_line(number) if agent is not None else None
     view.send({"type": "stderr_line", "n": number, "text": line})
 
 

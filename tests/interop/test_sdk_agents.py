@@ -218,7 +218,7 @@ async def test_the_referee_sees_a_bad_message(sdk_agent):
     permission response without its option."""
     run = await sdk_agent(2)
     with pytest.raises(RpcError) as info:
-        await run.agent.connection.request("session/new", {"cwd": 42})
+        await run.agent.connection.call("session/new", {"cwd": 42})
     assert info.value.code == -32602  # the SDK rejected it before any handler ran
     await run.agent.close()
     report = run.report()

@@ -462,7 +462,7 @@ async def test_no_api_key_session_new_requires_auth(
     )
     # gemini accepts the method without a key but still needs one: it reads it only from
     # ``_meta["api-key"]``, which ``authenticate(..., api_key=)`` (and `%acp login`) sends
-    assert run.agent.wire.auth_method("gemini-api-key").key_provider == "google"
+    assert run.agent.auth_method("gemini-api-key").key_provider == "google"
     assert await asyncio.wait_for(run.agent.authenticate("gemini-api-key"), 30) == {}
     with pytest.raises(AuthRequired):
         await asyncio.wait_for(run.agent.new_session(project), 60)

@@ -1,42 +1,70 @@
-"""One wire per protocol version, and the one ``initialize`` offer made before a version is known.
+"""One connection object per protocol version, and the one ``initialize`` made before a version is known.
 
-``initialize_params`` offers ``protocolVersion: 2`` in both shapes at once — v2 ``info`` +
-``capabilities`` and v1 ``clientInfo`` + ``clientCapabilities`` — so a v1-only agent that
-answers ``1`` knows what we offer. ``choose_wire`` reads the answer and returns the wire that
-takes over; any other version raises ``ProtocolVersionError``. This is the only place in the
-client that compares protocol versions.
+``initialize`` offers ``protocolVersion: 2`` in both shapes at once — v2 ``info`` +
+``capabilities`` and v1 ``clientInfo`` + ``clientCapabilities`` (``initialize_params``) — so a
+v1-only agent that answers ``1`` knows what we offer. ``choose`` reads the answer and returns the
+version's ``AgentConnection`` that takes over; any other version raises ``ProtocolVersionError``.
+This is the only place in the client that compares protocol versions.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from ..._version import __version__
-from ..errors import ProtocolVersionError
+from ..connection import Connection
+from ..errors import AcpError, ProtocolVersionError
 from .auth import AuthMethod
-from .base import Call, Handlers, Offer, Routes, Unsupported, Wire
-from .v1 import WireV1, client_capabilities, meta_offers
-from .v2 import WireV2
+from .base import AgentConnection, Handlers, Offer, Routes, Unsupported
+from .v1 import ConnectionV1, client_capabilities, meta_offers
+from .v2 import ConnectionV2
 
 __all__ = [
     "CLIENT_INFO",
     "SUPPORTED_VERSIONS",
+    "AgentConnection",
     "AuthMethod",
-    "Call",
+    "ConnectionV1",
+    "ConnectionV2",
     "Handlers",
     "Offer",
     "Routes",
     "Unsupported",
-    "Wire",
-    "WireV1",
-    "WireV2",
-    "choose_wire",
+    "choose",
+    "initialize",
     "initialize_params",
 ]
 
 CLIENT_INFO = {"name": "acp-notebook", "title": "ACP Notebook", "version": __version__}
-WIRES: dict[int, type[Wire]] = {1: WireV1, 2: WireV2}
-SUPPORTED_VERSIONS = tuple(sorted(WIRES))
+VERSIONS: dict[int, type[AgentConnection]] = {1: ConnectionV1, 2: ConnectionV2}
+SUPPORTED_VERSIONS = tuple(sorted(VERSIONS))
+
+
+async def initialize(
+    rpc: Connection,
+    offer: Offer,
+    handlers: Handlers,
+    asked: int = 2,
+    stderr_tail: Callable[[], list[str]] = list,
+) -> AgentConnection:
+    """Send ``initialize`` and return the connection of the version the agent answers (1 or 2),
+    routed to ``handlers`` in the reader as the answer arrives: what the agent sends right after
+    it (its ``_auth/status_update``) finds its handler."""
+    adopted: list[AgentConnection] = []
+
+    def adopt(result: Any) -> None:
+        with contextlib.suppress(AcpError):  # the request raises it below
+            adopted.append(choose(rpc, offer, result, asked, []))
+            adopted[-1].route(handlers)
+
+    result = await rpc.request("initialize", initialize_params(offer, asked), hook=adopt)
+    if adopted and adopted[-1].result is result:
+        return adopted[-1]
+    conn = choose(rpc, offer, result, asked, stderr_tail())  # raises if unspoken (or the hook failed)
+    conn.route(handlers)
+    return conn
 
 
 def initialize_params(offer: Offer, protocol_version: int = 2) -> dict[str, Any]:
@@ -55,15 +83,15 @@ def initialize_params(offer: Offer, protocol_version: int = 2) -> dict[str, Any]
     return params
 
 
-def choose_wire(offer: Offer, result: Any, asked: int, stderr_tail: list[str]) -> Wire:
-    """The wire for the version the agent answered (at most ``asked``), else an error."""
+def choose(rpc: Connection, offer: Offer, result: Any, asked: int, stderr_tail: list[str]) -> AgentConnection:
+    """The connection for the version the agent answered (at most ``asked``), else an error."""
     result = result if isinstance(result, dict) else {}
     version = result.get("protocolVersion")
-    wire = WIRES.get(version) if isinstance(version, int) and not isinstance(version, bool) else None
-    if wire is None or wire.version > asked:
+    kind = VERSIONS.get(version) if isinstance(version, int) and not isinstance(version, bool) else None
+    if kind is None or kind.version > asked:
         raise ProtocolVersionError(
             f"the agent answered protocolVersion {version!r}; this client speaks "
             f"{' and '.join(map(str, SUPPORTED_VERSIONS))} (asked for {asked})",
             stderr_tail,
         )
-    return wire(offer, result)
+    return kind(rpc, offer, result)

@@ -1,24 +1,32 @@
-"""The wire interface: what one protocol generation says on the connection, and how.
+"""The connection object of one protocol generation: every ACP call, one async method each.
 
-A ``Wire`` holds every ACP method name, parameter and result shape, capability key and quirk of
-its version, and the table that routes what the agent sends to the client's handlers. It does
-no I/O: it builds ``Call``s (method + params) for the agent and the connection sends them, and
-it reads results. Everything else in the client asks the wire instead of comparing versions.
+An ``AgentConnection`` holds the JSON-RPC connection (``client.connection.Connection``) once
+``initialize`` has picked the version, and is the only place in the client that names an ACP
+method, builds its params, reads its result or raises its typed errors (``AuthRequired``,
+``Unsupported``). It also reads what the agent sends: the routing table that points each
+incoming method at the ``Sessions`` table, and ``read_update``, which turns one received
+``session/update`` into what the state applies (version quirks and offered extensions
+included). Like the ACP SDK's ``ClientSideConnection`` and Zed's ``AgentConnection``; the rest
+of the client asks it instead of comparing versions.
 """
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
-from ...protocol.jsonrpc import Notification, Request
+from ...protocol.jsonrpc import AUTH_REQUIRED, ErrorObject, Notification, Request
 from ...protocol.permission import PermissionRequest
+from ...protocol.state import Incoming
 from ...protocol.turn import Turn
-from ..errors import AcpError
+from ..connection import Connection, ResponseHook
+from ..errors import AcpError, AuthRequired, RpcError
 from .auth import AuthMethod, read_method
-from .terminal_output import Translated
+
+CANCEL_REQUEST = "$/cancel_request"
 
 
 @dataclass(frozen=True)
@@ -31,15 +39,8 @@ class Offer:
     terminal_auth: bool = True  # we can run a login in an interactive terminal
 
 
-class Call(NamedTuple):
-    """One request or notification to send: its method and params."""
-
-    method: str
-    params: dict[str, Any]
-
-
 class Handlers(Protocol):
-    """The client's side of the routing table (``Agent`` implements it)."""
+    """Where what the agent sends goes (the ``Sessions`` table implements it)."""
 
     def on_update(self, message: Notification) -> None: ...
     def on_cancel_request(self, message: Notification) -> None: ...
@@ -65,8 +66,8 @@ class Unsupported(AcpError):
     """The agent (or this protocol version) does not offer what was asked."""
 
 
-class Wire(ABC):
-    """One protocol generation's view of the connection, after ``initialize``."""
+class AgentConnection(ABC):
+    """One protocol generation's connection to an agent, after ``initialize``."""
 
     version: int = 0
     null_ids: bool = True  # may a request id be null (v1 yes, v2 no)
@@ -75,26 +76,18 @@ class Wire(ABC):
     method_id_key: str = "methodId"  # how an auth method spells its id
     env_as_list: bool = True  # a terminal auth method's ``env``: a list of {name, value}
 
-    def __init__(self, offer: Offer, result: dict[str, Any]) -> None:
-        self.offer = offer
-        self.result = result
+    def __init__(self, rpc: Connection, offer: Offer, result: dict[str, Any]) -> None:
+        self.rpc, self.offer, self.result = rpc, offer, result
         self.auth_methods: list[Any] = _list(result.get("authMethods"))
+        rpc.typed_error = self._typed_error
 
-    def auth_method(self, method_id: str) -> AuthMethod | None:
-        """The advertised auth method ``method_id``, read for this version."""
-        for raw in self.auth_methods:
-            method = read_method(raw, self.method_id_key, self.env_as_list)
-            if method is not None and method.id == method_id:
-                return method
-        return None
+    def route(self, handlers: Handlers) -> None:
+        """Point what the agent sends at ``handlers`` (in the reader, as ``initialize`` answers)."""
+        self.rpc.route(self.routes(handlers), null_ids=self.null_ids)
 
-    def login(self, method_id: str, meta: dict[str, Any] | None = None) -> Call:
-        """Log in with an advertised method the agent handles itself (never a terminal one)."""
-        method = self.auth_method(method_id)
-        if method is not None and method.runs_in_terminal:
-            raise Unsupported(f"{method_id!r} is a terminal login: the client runs it (agent.login_terminal)")
-        call = self._login(method_id)
-        return Call(call.method, {**call.params, "_meta": meta}) if meta else call
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the connection lives on."""
+        return self.rpc.closed.get_loop()
 
     # -- what initialize said -----------------------------------------------------------------
     @property
@@ -111,7 +104,14 @@ class Wire(ABC):
     def supports(self, session_capability: str) -> bool:
         """Whether the agent advertises a session capability (``list``, ``close``, ...)."""
 
-    # -- routing ------------------------------------------------------------------------------
+    def auth_method(self, method_id: str) -> AuthMethod | None:
+        """The advertised auth method ``method_id``, read for this version."""
+        for raw in self.auth_methods:
+            method = read_method(raw, self.method_id_key, self.env_as_list)
+            if method is not None and method.id == method_id:
+                return method
+        return None
+
     @abstractmethod
     def mcp_transports(self) -> frozenset[str]:
         """The MCP server transports the agent takes in ``mcpServers`` (``"http"``, ``"stdio"``)."""
@@ -125,59 +125,147 @@ class Wire(ABC):
     def routes(self, handlers: Handlers) -> Routes:
         """The routing table for what the agent sends."""
 
-    # -- calls --------------------------------------------------------------------------------
-    def new_session(self, cwd: str, mcp_servers: Sequence[Any], extra_roots: Sequence[str]) -> Call:
-        """``session/new``."""
+    # -- sending ------------------------------------------------------------------------------
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None = None,
+        hook: ResponseHook | None = None,
+    ) -> Any:
+        """Send a request and await its result; a timeout or an interrupt withdraws it
+        (``$/cancel_request``) and raises. A late answer still settles the request quietly."""
+        future = self.rpc.request(method, params, hook=hook)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self.withdraw(future)
+            raise
+
+    def withdraw(self, future: asyncio.Future) -> bool:
+        """Tell the agent a request still waiting is withdrawn; False if it is not pending."""
+        request_id = self.rpc.pending_id(future)
+        if request_id is None:
+            return False
+        self.rpc.notify(CANCEL_REQUEST, {"requestId": request_id})
+        return True
+
+    def _typed_error(self, error: ErrorObject, method: str) -> RpcError:
+        if error.code == AUTH_REQUIRED:
+            return AuthRequired(error.message, error.data, method, self.auth_methods)
+        return RpcError(error.code, error.message, error.data, method)
+
+    # -- the agent --------------------------------------------------------------------------------
+    async def login(
+        self, method_id: str, meta: dict[str, Any] | None = None, timeout: float | None = None
+    ) -> Any:
+        """Log in with an advertised method the agent handles itself (never a terminal one)."""
+        method = self.auth_method(method_id)
+        if method is not None and method.runs_in_terminal:
+            raise Unsupported(f"{method_id!r} is a terminal login: the client runs it (agent.login_terminal)")
+        name = self._login_method()
+        return await self.call(name, {"methodId": method_id, **({"_meta": meta} if meta else {})}, timeout)
+
+    @abstractmethod
+    def _login_method(self) -> str:
+        """The login request's name in this version."""
+
+    @abstractmethod
+    async def logout(self) -> Any:
+        """Log out."""
+
+    # -- sessions -----------------------------------------------------------------------------
+    async def new_session(
+        self,
+        cwd: str,
+        mcp_servers: Sequence[Any],
+        extra_roots: Sequence[str],
+        timeout: float | None = None,
+        hook: ResponseHook | None = None,
+    ) -> Any:
+        """``session/new``; ``hook(result)`` runs in the reader as the answer arrives."""
+        return await self.call(
+            "session/new", self._session_params(cwd, mcp_servers, extra_roots), timeout, hook
+        )
+
+    def _session_params(
+        self, cwd: str, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(mcp_servers)}
         if extra_roots and self.supports("additionalDirectories"):  # else they are local roots only
             params["additionalDirectories"] = list(extra_roots)
-        return Call("session/new", params)
+        return params
 
     @abstractmethod
-    def resume_session(
-        self, session_id: str, cwd: str, replay: bool, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
-    ) -> Call:
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        replay: bool,
+        mcp_servers: Sequence[Any],
+        extra_roots: Sequence[str],
+        timeout: float | None = None,
+    ) -> Any:
         """Reattach to a session (with its history replayed when ``replay``)."""
 
-    def list_sessions(self, cwd: str | None, cursor: str | None) -> Call:
-        """One page of ``session/list``."""
-        return Call("session/list", {k: v for k, v in (("cwd", cwd), ("cursor", cursor)) if v is not None})
+    async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
+        """Every session the agent knows (``session/list``, following ``nextCursor``)."""
+        sessions: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            params = {k: v for k, v in (("cwd", cwd), ("cursor", cursor)) if v is not None}
+            result = await self.call("session/list", params) or {}
+            sessions += [s for s in result.get("sessions") or [] if isinstance(s, dict)]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return sessions
 
     @abstractmethod
-    def close_session(self, session_id: str) -> Call | None:
-        """``session/close`` where the agent supports it, else None."""
+    async def close_session(self, session_id: str) -> bool:
+        """``session/close`` where the agent supports it; False when it does not (nothing sent)."""
+
+    def prompt(self, session_id: str, blocks: list[Any], hook: ResponseHook | None = None) -> asyncio.Future:
+        """Send ``session/prompt``; the future settles with the response (the turn may go on)."""
+        return self.rpc.request("session/prompt", {"sessionId": session_id, "prompt": blocks}, hook=hook)
+
+    def cancel(self, session_id: str) -> Awaitable[None]:
+        """Send the ``session/cancel`` notification now; await the result until it is written."""
+        self.rpc.notify("session/cancel", {"sessionId": session_id})
+        return self.rpc.drain()
 
     @abstractmethod
-    def _login(self, method_id: str) -> Call:
-        """The login request of this version."""
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
+        """``session/set_config_option``; returns the agent's answer."""
 
-    @abstractmethod
-    def logout(self) -> Call:
-        """Log out."""
-
-    def prompt(self, session_id: str, blocks: list[Any]) -> Call:
-        """``session/prompt``."""
-        return Call("session/prompt", {"sessionId": session_id, "prompt": blocks})
-
-    def cancel(self, session_id: str) -> Call:
-        """The ``session/cancel`` notification."""
-        return Call("session/cancel", {"sessionId": session_id})
-
-    @abstractmethod
-    def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Call:
-        """``session/set_config_option``."""
-
-    def set_mode(self, session_id: str, mode_id: str) -> Call:
+    async def set_mode(self, session_id: str, mode_id: str) -> Any:
         """``session/set_mode`` (agents that offer modes outside config options)."""
-        return Call("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+        return await self.call("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
 
     @abstractmethod
-    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Call:
+    async def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Any:
         """Ask the agent to cancel one tool call."""
 
     @abstractmethod
-    def cancel_terminal(self, session_id: str, terminal_id: str) -> Call:
+    async def cancel_terminal(self, session_id: str, terminal_id: str) -> Any:
         """Ask the agent to cancel one terminal."""
+
+    # -- answering the agent --------------------------------------------------------------------
+    def respond(self, request_id: Any, result: Any) -> None:
+        """Answer one of the agent's requests (``ValueError``, nothing sent, if unencodable)."""
+        self.rpc.respond(request_id, result)
+
+    def answer(self, request_id: Any, result: Any) -> None:
+        """``respond``, falling back to an internal error when the result cannot be encoded."""
+        self.rpc.answer(request_id, result)
+
+    def respond_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        """Answer one of the agent's requests with a JSON-RPC error."""
+        self.rpc.respond_error(request_id, code, message, data)
+
+    def permission(self, key: str, request: Request, on_answer: Any) -> PermissionRequest:
+        """The ``PermissionRequest`` model of an incoming ``session/request_permission``."""
+        params = request.params if isinstance(request.params, dict) else {}
+        return PermissionRequest(key, request.id, params, self.version, on_answer=on_answer)
 
     # -- turns and updates --------------------------------------------------------------------
     @abstractmethod
@@ -188,23 +276,10 @@ class Wire(ABC):
     def prompt_echo(self, blocks: list[Any]) -> list[dict[str, Any]]:
         """Updates the client applies itself when a prompt goes out (v1 agents don't echo it)."""
 
-    @abstractmethod
-    def normalize_update(self, update: Any) -> Any:
-        """The v2-rules form of one received update."""
-
-    @abstractmethod
-    def is_patch_before_create(self, update: dict[str, Any], known: bool) -> bool:
-        """True when ``update`` patches a tool call not yet created, and this version says create first."""
-
-    def extension_updates(self, update: Any, known_meta: Any = None) -> Translated:
-        """The further updates an update implies through an extension this wire offered
-        (``known_meta``: the stored ``_meta`` of the tool call it patches)."""
-        return Translated()
-
-    def permission(self, key: str, request: Request, on_answer: Any) -> PermissionRequest:
-        """The ``PermissionRequest`` model of an incoming ``session/request_permission``."""
-        params = request.params if isinstance(request.params, dict) else {}
-        return PermissionRequest(key, request.id, params, self.version, on_answer=on_answer)
+    def read_update(self, update: Any, known: Callable[[str], Any]) -> Incoming:
+        """One received update as the state applies it: ``known(tool_call_id)`` is the stored
+        tool call (or None), for the version's ordering rule and the extensions' memory."""
+        return Incoming(update)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

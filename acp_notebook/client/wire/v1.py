@@ -10,20 +10,20 @@ with history is ``session/load`` (``loadSession``); without, ``session/resume``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...protocol.state import Incoming
 from ...protocol.turn import Turn
 from ...protocol.v1 import normalize_v1_update
 from . import terminal_output
 from .base import (
     AUTH_STATUS_METHODS,
-    Call,
+    AgentConnection,
     Handlers,
     Offer,
     Routes,
     Unsupported,
-    Wire,
     http_entry,
     obj,
     stdio_entry,
@@ -65,7 +65,7 @@ def meta_offers(offer: Offer) -> dict[str, Any]:
     return meta
 
 
-class WireV1(Wire):
+class ConnectionV1(AgentConnection):
     """ACP v1."""
 
     version = 1
@@ -113,47 +113,54 @@ class WireV1(Wire):
         routes.requests.update(dict.fromkeys(offered, handlers.on_host_request))
         return routes
 
-    def resume_session(
-        self, session_id: str, cwd: str, replay: bool, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
-    ) -> Call:
+    def _login_method(self) -> str:
+        """``authenticate``."""
+        return "authenticate"
+
+    async def logout(self) -> Any:
+        """``logout``."""
+        return await self.call("logout", {})
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        replay: bool,
+        mcp_servers: Sequence[Any],
+        extra_roots: Sequence[str],
+        timeout: float | None = None,
+    ) -> Any:
         """``session/load`` to replay history (``loadSession``), else ``session/resume``."""
-        call = self.new_session(cwd, mcp_servers, extra_roots)
-        params = {"sessionId": session_id, **call.params}
+        params = {"sessionId": session_id, **self._session_params(cwd, mcp_servers, extra_roots)}
         if replay and self.capabilities.get("loadSession"):
-            return Call("session/load", params)
+            return await self.call("session/load", params, timeout)
         if replay or not self.supports("resume"):
             raise Unsupported("this v1 agent cannot load sessions (no `loadSession` capability)")
-        return Call("session/resume", params)
+        return await self.call("session/resume", params, timeout)
 
-    def list_sessions(self, cwd: str | None, cursor: str | None) -> Call:
+    async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         """``session/list``, where ``sessionCapabilities.list`` is advertised."""
         if not self.supports("list"):
             raise Unsupported("this v1 agent does not advertise session listing (sessionCapabilities.list)")
-        return super().list_sessions(cwd, cursor)
+        return await super().list_sessions(cwd)
 
-    def close_session(self, session_id: str) -> Call | None:
+    async def close_session(self, session_id: str) -> bool:
         """``session/close`` when ``sessionCapabilities.close`` is advertised."""
-        return Call("session/close", {"sessionId": session_id}) if self.supports("close") else None
+        if not self.supports("close"):
+            return False
+        await self.call("session/close", {"sessionId": session_id})
+        return True
 
-    def _login(self, method_id: str) -> Call:
-        """``authenticate``."""
-        return Call("authenticate", {"methodId": method_id})
-
-    def logout(self) -> Call:
-        """``logout``."""
-        return Call("logout", {})
-
-    def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Call:
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
         """v1 sends the bare value."""
-        return Call(
-            "session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}
-        )
+        params = {"sessionId": session_id, "configId": config_id, "value": value}
+        return await self.call("session/set_config_option", params)
 
-    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Call:
+    async def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Any:
         """Not in v1."""
         raise Unsupported("v1 has no per-tool-call cancel: cancel the turn")
 
-    def cancel_terminal(self, session_id: str, terminal_id: str) -> Call:
+    async def cancel_terminal(self, session_id: str, terminal_id: str) -> Any:
         """Not in v1 (client-run terminals are killed by the agent)."""
         raise Unsupported("v1 has no per-terminal cancel: cancel the turn")
 
@@ -166,16 +173,19 @@ class WireV1(Wire):
         echo = [{"sessionUpdate": "user_message_chunk", "content": block} for block in blocks]
         return [*echo, {"sessionUpdate": "state_update", "state": "running"}]
 
-    def normalize_update(self, update: Any) -> Any:
-        """Drop the nulls of a ``tool_call_update`` (they mean "unchanged")."""
-        return normalize_v1_update(update)
-
-    def extension_updates(self, update: Any, known_meta: Any = None) -> terminal_output.Translated:
-        """Shell output carried in ``_meta`` (``terminal_output``), when offered."""
+    def read_update(self, update: Any, known: Callable[[str], Any]) -> Incoming:
+        """Nulls in a ``tool_call_update`` mean "unchanged"; a patch before its create is noted
+        (info); shell output carried in ``_meta`` (``terminal_output``, when offered) is added."""
+        update = normalize_v1_update(update)
+        tc_id = update.get("toolCallId") if isinstance(update, dict) else None
+        stored = known(tc_id) if isinstance(tc_id, str) else None
+        problems: list[tuple[str, str, Any, str]] = []
+        if stored is None and isinstance(tc_id, str) and update.get("sessionUpdate") == "tool_call_update":
+            problems.append(
+                ("update-before-create", f"tool_call_update for unknown {tc_id!r}", update, "info")
+            )
         if not self.offer.terminal_output:
-            return terminal_output.Translated()
-        return terminal_output.translate(update, known_meta)
-
-    def is_patch_before_create(self, update: dict[str, Any], known: bool) -> bool:
-        """A ``tool_call_update`` for an id no ``tool_call`` created yet."""
-        return update.get("sessionUpdate") == "tool_call_update" and not known
+            return Incoming(update, (), tuple(problems))
+        implied = terminal_output.translate(update, stored.meta if stored is not None else None)
+        problems += [("malformed-extension", text, value, "warning") for text, value in implied.problems]
+        return Incoming(update, tuple(implied.updates), tuple(problems))

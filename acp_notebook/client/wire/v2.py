@@ -14,10 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.turn import Turn
-from .base import AUTH_STATUS_METHODS, Call, Handlers, Routes, Unsupported, Wire, http_entry, obj, stdio_entry
+from .base import (
+    AUTH_STATUS_METHODS,
+    AgentConnection,
+    Handlers,
+    Routes,
+    Unsupported,
+    http_entry,
+    obj,
+    stdio_entry,
+)
 
 
-class WireV2(Wire):
+class ConnectionV2(AgentConnection):
     """ACP v2."""
 
     version = 2
@@ -63,45 +72,51 @@ class WireV2(Wire):
             },
         )
 
-    def resume_session(
-        self, session_id: str, cwd: str, replay: bool, mcp_servers: Sequence[Any], extra_roots: Sequence[str]
-    ) -> Call:
+    def _login_method(self) -> str:
+        """``auth/login``."""
+        return "auth/login"
+
+    async def logout(self) -> Any:
+        """``auth/logout``."""
+        return await self.call("auth/logout", {})
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        replay: bool,
+        mcp_servers: Sequence[Any],
+        extra_roots: Sequence[str],
+        timeout: float | None = None,
+    ) -> Any:
         """``session/resume``, replaying from the start when ``replay``."""
-        call = self.new_session(cwd, mcp_servers, extra_roots)
-        params = {"sessionId": session_id, **call.params}
+        params = {"sessionId": session_id, **self._session_params(cwd, mcp_servers, extra_roots)}
         if replay:
             params["replayFrom"] = {"type": "start"}
-        return Call("session/resume", params)
+        return await self.call("session/resume", params, timeout)
 
-    def close_session(self, session_id: str) -> Call | None:
+    async def close_session(self, session_id: str) -> bool:
         """``session/close`` (baseline in v2)."""
-        return Call("session/close", {"sessionId": session_id})
+        await self.call("session/close", {"sessionId": session_id})
+        return True
 
-    def _login(self, method_id: str) -> Call:
-        """``auth/login``."""
-        return Call("auth/login", {"methodId": method_id})
-
-    def logout(self) -> Call:
-        """``auth/logout``."""
-        return Call("auth/logout", {})
-
-    def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Call:
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
         """v2 tags the value's shape: ``boolean`` or ``id``."""
         kind = "boolean" if isinstance(value, bool) else "id"
         params = {"sessionId": session_id, "configId": config_id, "type": kind, "value": value}
-        return Call("session/set_config_option", params)
+        return await self.call("session/set_config_option", params)
 
-    def set_mode(self, session_id: str, mode_id: str) -> Call:
+    async def set_mode(self, session_id: str, mode_id: str) -> Any:
         """Not in v2: modes are a config option of category ``mode``."""
         raise Unsupported("this v2 agent advertises no config option of category `mode`")
 
-    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Call:
+    async def cancel_tool_call(self, session_id: str, tool_call_id: str) -> Any:
         """``tool_call/cancel``."""
-        return Call("tool_call/cancel", {"sessionId": session_id, "toolCallId": tool_call_id})
+        return await self.call("tool_call/cancel", {"sessionId": session_id, "toolCallId": tool_call_id})
 
-    def cancel_terminal(self, session_id: str, terminal_id: str) -> Call:
+    async def cancel_terminal(self, session_id: str, terminal_id: str) -> Any:
         """``terminal/cancel``."""
-        return Call("terminal/cancel", {"sessionId": session_id, "terminalId": terminal_id})
+        return await self.call("terminal/cancel", {"sessionId": session_id, "terminalId": terminal_id})
 
     def new_turn(self) -> Turn:
         """The turn ends with ``state_update`` ``idle``."""
@@ -110,11 +125,3 @@ class WireV2(Wire):
     def prompt_echo(self, blocks: list[Any]) -> list[dict[str, Any]]:
         """Nothing: a v2 agent reports the prompt and the run state itself."""
         return []
-
-    def normalize_update(self, update: Any) -> Any:
-        """v2 updates are already v2."""
-        return update
-
-    def is_patch_before_create(self, update: dict[str, Any], known: bool) -> bool:
-        """Never: v2 tool-call updates are upserts."""
-        return False
