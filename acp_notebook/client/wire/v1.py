@@ -184,8 +184,14 @@ class ConnectionV1(AgentConnection):
             problems.append(
                 ("update-before-create", f"tool_call_update for unknown {tc_id!r}", update, "info")
             )
-        if not self.offer.terminal_output:
+        if not self.offer.terminal_output or not _may_carry_terminal(update):
             return Incoming(update, (), tuple(problems))
         implied = terminal_output.translate(update, stored.meta if stored is not None else None)
         problems += [("malformed-extension", text, value, "warning") for text, value in implied.problems]
         return Incoming(update, tuple(implied.updates), tuple(problems))
+
+
+def _may_carry_terminal(update: Any) -> bool:
+    """Whether the ``terminal_output`` extension can read anything in ``update``: its ``_meta``, or
+    a command (``rawInput``) for a terminal the tool call announced before."""
+    return isinstance(update, dict) and ("_meta" in update or "rawInput" in update)
