@@ -159,7 +159,7 @@ async def test_v1_demo_runs_its_tests_in_a_client_pty(tmp_path):
         and "\x1b[32mPASSED" in term.text
         and term.exit_status == {"exitCode": 0, "signal": None}
     )
-    assert session.host.terminals.processes == {}  # the agent released it; the bytes stay
+    assert session._host.terminals.processes == {}  # the agent released it; the bytes stay
     await agent.close()
 
 

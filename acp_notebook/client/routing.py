@@ -8,7 +8,7 @@ desk — so routing any message is a table lookup, never a new path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ class Route:
     host_request: Callable[[Request], object]  # v1 ``fs/*`` / ``terminal/*``
     withdrawn: Callable[[Any], bool]  # ``$/cancel_request`` for one of its requests
     exited: Callable[[AgentExited, bool], None]  # the agent is gone (expected or not)
+    release: Callable[[], Awaitable[None]]  # free what it holds (terminals, its notebook server)
 
 
 @dataclass(frozen=True)

@@ -59,11 +59,11 @@ class Session:
         checkpoints: bool | None = None,
         notebook: NotebookLink | None = None,
     ) -> None:
-        self.session_id, self.cwd, self.roots = session_id, cwd, roots or [cwd]
+        self.session_id, self.cwd = session_id, cwd
         self._conn, self._parts = conn, parts
         self.state = state or SessionState()
         self.state.traffic_source = lambda: self.traffic  # the `traffic` table reads it
-        self.host = Host(self.state, self.roots, files)
+        self._host = Host(self.state, roots or [cwd], files)
         self.settings = SessionSettings(self.state, conn, session_id)
         self._permissions = PermissionDesk(
             self.state, conn.permission, conn.respond, note_unannounced=conn.announces_before_asking,
@@ -83,7 +83,7 @@ class Session:
     def _route(self) -> Route:
         return Route(
             self.state, self._take_update, self._take_permission, self._take_host_request,
-            self._permissions.cancel_request, self._agent_exited,
+            self._permissions.cancel_request, self._agent_exited, self._release,
         )  # fmt: skip
 
     # -- what it is -----------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class Session:
     @property
     def pending_reviews(self) -> list[Review]:
         """Writes held for review (``FilePolicy(review=True)``) still waiting for decisions."""
-        return self.host.reviews.pending
+        return self._host.reviews.pending
 
     @property
     def permission_rules(self) -> PermissionRules:
@@ -189,13 +189,13 @@ class Session:
         return DEFERRED
 
     def _take_host_request(self, request: Request) -> object:
-        self._spawn(self.host.answer(request, self._conn))
+        self._spawn(self._host.answer(request, self._conn))
         return DEFERRED
 
     def _agent_exited(self, error: AgentExited, expected: bool) -> None:
         """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
         settle_exit(self.state, self._permissions, self._runner, error, expected)
-        self._spawn(self.release())
+        self._spawn(self._release())
 
     # -- turns ----------------------------------------------------------------------------------
     async def prompt(self, prompt: Prompt) -> str | None:
@@ -247,7 +247,7 @@ class Session:
         sent = self._conn.cancel(self.session_id)  # the notification goes out now
         unfinished = self._runner.cancel_requested()
         self._permissions.cancel_all()
-        self.host.reviews.cancel_all()
+        self._host.reviews.cancel_all()
         for tc_id in unfinished:
             self.state.apply(
                 {"sessionUpdate": "tool_call_update", "toolCallId": tc_id, "status": "cancelled"}
@@ -276,12 +276,12 @@ class Session:
             await self.cancel()
         await self._conn.close_session(self.session_id)
         self._runner.end_running(CANCELLED)  # the agent will say no more about this session
-        await self.release()
+        await self._release()
         self._parts.forget(self.session_id)
 
-    async def release(self) -> None:
+    async def _release(self) -> None:
         """Release what the session holds: its client-run terminals and its notebook server."""
-        await self.host.close()
+        await self._host.close()
         if self._notebook is not None:
             await self._notebook.close()
 
@@ -293,15 +293,15 @@ class Session:
     # -- client-run terminals (v1 ``terminal/*``): typing and resizing from the view --------------
     def terminal_input(self, terminal_id: str, data: bytes) -> bool:
         """Send keystrokes to a terminal the client runs; False if there is none by that id."""
-        return self.host.terminals.input(terminal_id, data)
+        return self._host.terminals.input(terminal_id, data)
 
     def terminal_resize(self, terminal_id: str, cols: int, rows: int) -> bool:
         """Resize a terminal the client runs (the view's size)."""
-        return self.host.terminals.resize(terminal_id, cols, rows)
+        return self._host.terminals.resize(terminal_id, cols, rows)
 
     def interactive_terminals(self) -> list[str]:
         """The ids of the running terminals that accept input."""
-        return self.host.terminals.interactive()
+        return self._host.terminals.interactive()
 
     # -- settings (``settings`` holds the logic) -------------------------------------------------
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:

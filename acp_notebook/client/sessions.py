@@ -239,8 +239,8 @@ class Sessions:
 
     async def close_all(self) -> None:
         """Release what each session holds (terminals, its notebook server) before the agent ends."""
-        for session in list(self._sessions.values()):
-            await session.release()
+        for route in list(self._routes.values()):
+            await route.release()
 
 
 def _sample(session_id: Any, params: dict[str, Any]) -> dict[str, Any]:

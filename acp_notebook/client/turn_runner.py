@@ -12,11 +12,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ..protocol.rpcmessages import AUTH_REQUIRED
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from .checkpoints.checkpointer import Checkpointer
-from .errors import AuthRequired
 from .wire import AgentConnection
 
 Prompt = str | dict | Sequence[Any]
@@ -83,7 +81,7 @@ class TurnRunner:
             raise request.exception()  # type: ignore[misc]
         await done
         self.last_error = turn.error
-        refused = login_needed(turn, self.conn.auth_methods)
+        refused = self.conn.refusal(turn)
         if refused is not None:  # v2's refusal is an `error` stop: raised as v1's failed prompt is
             raise refused
         return turn.stop_reason
@@ -146,13 +144,3 @@ class TurnRunner:
     def _finish(self, turn: Turn) -> None:
         if self._done is not None and not self._done.done() and turn is self.turn:
             self._done.set_result(turn.stop_reason)
-
-
-def login_needed(turn: Turn, methods: list[Any]) -> AuthRequired | None:
-    """The ``AuthRequired`` a turn that stopped with an ``error`` of code -32000 means, if so."""
-    error = turn.error
-    if turn.stop_reason != "error" or not isinstance(error, dict) or error.get("code") != AUTH_REQUIRED:
-        return None
-    message = error.get("message")
-    text = message if isinstance(message, str) and message else "Authentication required"
-    return AuthRequired(text, error.get("data"), "session/prompt", methods)

@@ -276,6 +276,16 @@ class AgentConnection(ABC):
     def prompt_echo(self, blocks: list[Any]) -> list[dict[str, Any]]:
         """Updates the client applies itself when a prompt goes out (v1 agents don't echo it)."""
 
+    def refusal(self, turn: Turn) -> AuthRequired | None:
+        """The ``AuthRequired`` a turn means that stopped with an ``error`` of code -32000 (v2's
+        refusal for want of a login; v1 fails the prompt request with it instead)."""
+        error = turn.error
+        if turn.stop_reason != "error" or not isinstance(error, dict) or error.get("code") != AUTH_REQUIRED:
+            return None
+        message = error.get("message")
+        text = message if isinstance(message, str) and message else "Authentication required"
+        return AuthRequired(text, error.get("data"), "session/prompt", self.auth_methods)
+
     def read_update(self, update: Any, known: Callable[[str], Any]) -> Incoming:
         """One received update as the state applies it: ``known(tool_call_id)`` is the stored
         tool call (or None), for the version's ordering rule and the extensions' memory."""
