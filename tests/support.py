@@ -184,6 +184,14 @@ def record_comms(monkeypatch: pytest.MonkeyPatch, fresh_runtime: bool = True) ->
     return RecordingComm.log
 
 
+def unpack(content: Any, buffers: list) -> tuple[Any, list]:
+    """A view's message as the page reads it: a packed one's JSON from the buffer ``json`` names."""
+    at = content.get("json") if isinstance(content, dict) and content.get("type") != "part" else None
+    if not isinstance(at, int):
+        return content, buffers
+    return json.loads(bytes(buffers[at])), list(buffers[:at])
+
+
 @pytest.fixture(autouse=True)
 def recording(monkeypatch):
     """Every comm records its messages (autouse in each module that imports it); the log."""

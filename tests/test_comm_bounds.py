@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from jupyter_client.session import json_packer
 
 from acp_notebook import SessionState
 from acp_notebook.widgets import runtime as runtime_module
@@ -21,6 +22,7 @@ from acp_notebook.widgets.message_parts import MESSAGE_BOUND, json_size, split_p
 from acp_notebook.widgets.snapshot import SAVED_TERMINAL_BYTES, saved_terminal, snapshot_of
 
 from .support import recording as recording  # the autouse recording comm
+from .support import unpack
 from .test_widgets import chunk, make_view, tool
 
 JS_SRC = Path(__file__).resolve().parents[1] / "js" / "src"
@@ -84,6 +86,7 @@ class Page:
         self.stale = 0
 
     def feed(self, content, buffers) -> None:
+        content, buffers = unpack(content, buffers)
         if content["type"] == "part":
             assert content["i"] == len(self.parts), "parts arrive in order"
             self.parts.append(bytes(buffers[0]))
@@ -210,7 +213,7 @@ def test_a_5mb_text_and_a_5mb_raw_output_travel_as_parts(recording):
     state.apply(tool("small", rawOutput={"log": "x" * 5 * MB}))
     fake.advance(1)
     assert_bounded(recording, start)
-    customs = [r[2]["content"] for r in recording[start:] if r[2].get("method") == "custom"]
+    customs = [unpack(r[2]["content"], r[3])[0] for r in recording[start:] if r[2].get("method") == "custom"]
     assert sum(c["type"] == "part" for c in customs) >= 20
     page = Page(drawn).feed_log(recording, view, start)
     assert_page_is(page, view)
@@ -246,15 +249,41 @@ def test_split_patch_cuts_bytes_at_the_right_offsets_and_keeps_the_head_first():
     out = split_patch(
         {"type": "patch", "full": True, "order": ["a"], "entries": {}, "bytes": moves}, [data], 300_000
     )
-    assert out[0][0]["full"] and all(not m["full"] for m, _ in out[1:])
+    messages = [(json.loads(piece.json(seq)), piece.buffers) for seq, piece in enumerate(out, 1)]
+    assert messages[0][0]["full"] and all(not m["full"] for m, _ in messages[1:])
+    assert [m["seq"] for m, _ in messages] == list(range(1, len(out) + 1))
     got, at = b"", 100
-    for message, bufs in out:
-        assert size_of(message, bufs) <= 300_000 + 1024
+    for piece, (message, bufs) in zip(out, messages, strict=True):
+        assert len(piece.json(1)) + sum(len(b) for b in bufs) <= 300_000
         for move in message["bytes"]:
             assert move["at"] == at and move["reset"] == (at == 100)
             got += bufs[move["buf"]]
             at += len(bufs[move["buf"]])
     assert got == data
+
+
+def test_a_patch_is_encoded_once_on_its_way_to_the_page(recording, monkeypatch):
+    """Its header and its entry are JSON-encoded exactly once, the comm's own packing included."""
+    state = SessionState()
+    view, _, _ = make_view(state, title="HEADER-MARK")
+    encodes: list[str] = []
+    real = json.dumps
+
+    def counting(value, *args, **kwargs):
+        encodes.append(real(value, *args, **kwargs))
+        return encodes[-1]
+
+    monkeypatch.setattr(json, "dumps", counting)  # message_parts' and jupyter_client's encoder
+    start = len(recording)
+    state.apply(tool("c1", title="ENTRY-MARK"))
+    assert view.flush_patch() == 1
+    for cid, _kind, data, _bufs in recording[start:]:  # what the kernel's session then does
+        json_packer({"comm_id": cid, "data": data})
+    assert sum("ENTRY-MARK" in text for text in encodes) == 1
+    assert sum("HEADER-MARK" in text for text in encodes) == 1
+    ((message, _),) = [unpack(d["content"], b) for _, _, d, b in recording[start:]]
+    assert message["entries"]["tool_call:c1"]["title"] == "ENTRY-MARK"
+    assert message["header"]["title"] == "HEADER-MARK"
 
 
 # -- the saved snapshot -----------------------------------------------------------------------------
@@ -282,17 +311,15 @@ def test_a_small_session_keeps_the_inline_form(recording):
 # -- the real JS (node) -----------------------------------------------------------------------------
 NODE_SCRIPT = """
 import { readFileSync } from "node:fs";
-const { PartAssembler } = await import(process.argv[2] + "/parts.js");
+const { Channel } = await import(process.argv[2] + "/channel.js");
 const { PageReader } = await import(process.argv[2] + "/pages.js");
 const input = JSON.parse(readFileSync(0, "utf8"));
 const u8 = (b64) => new Uint8Array(Buffer.from(b64, "base64"));
-const parts = new PartAssembler();
 let gaps = 0;
 const messages = [];
-for (const { msg, buffers } of input.messages) {
-  const whole = msg.type === "part" ? parts.add(msg, buffers.map(u8), () => gaps++) : msg;
-  if (whole) messages.push(whole);
-}
+const comm = { on() {}, off() {}, send: (m) => (gaps += m.type === "resync") };
+const channel = new Channel(comm, (msg) => messages.push(msg));
+for (const { msg, buffers } of input.messages) channel.receive(msg, buffers.map(u8));
 const model = {
   get: (name) => (name === "pages" ? input.refs : input.snapshot),
   widget_manager: { get_model: async (id) => ({ get: () => input.pages["IPY_MODEL_" + id] }) },

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import running, until
+from .support import running, unpack, until
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
@@ -185,7 +185,7 @@ class Kernel:
             if msg["content"].get("comm_id") != model_id:
                 continue
             data = msg["content"].get("data", {})
-            patch = data.get("content") or {}
+            patch = unpack(data.get("content") or {}, msg.get("buffers") or [])[0]
             snapshot = (data.get("state") or {}).get("snapshot") or {}
             for key in [*(patch.get("entries") or {}), *(snapshot.get("entries") or {})]:
                 if key.startswith(prefix):

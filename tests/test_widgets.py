@@ -13,7 +13,7 @@ from acp_notebook.protocol import PermissionRequest
 from acp_notebook.widgets import Scheduler, SessionView
 
 from .support import recording as recording  # the autouse recording comm
-from .support import until_async
+from .support import unpack, until_async
 
 
 class FakeTime:
@@ -52,8 +52,9 @@ class _Handle:
 
 
 def patches(log, view):
+    """The custom messages sent to ``view``'s page, unpacked: ``(content, buffers)``."""
     return [
-        (data["content"], bufs)
+        unpack(data["content"], bufs)
         for cid, kind, data, bufs in log
         if cid == view.comm.comm_id and kind == "comm_msg" and data.get("method") == "custom"
     ]
@@ -127,6 +128,25 @@ def test_patch_carries_only_what_changed_and_new_bytes_as_buffers(recording):
         {"id": "t1", "gen": 0, "at": 3, "buf": 0, "reset": False}
     ]
     assert [bytes(b) for b in bufs2] == [b"def"]
+
+
+def test_the_header_travels_only_when_it_changed(recording):
+    state = SessionState()
+    view, fake, _ = make_view(state)
+    for update in (tool("c1"), tool("c1", status="in_progress")):
+        state.apply(update)
+        fake.advance(0.1)
+    state.diagnose("test-code", "something the header lists")
+    fake.advance(0.1)
+    view._handle_browser_msg({"type": "resync"})
+    first, second, third, full = (message for message, _ in patches(recording, view))
+    assert first["header"]["diagnostic_count"] == 0 and "header" not in second
+    assert third["header"]["diagnostic_count"] == 1 and third["entries"] == {}
+    assert full["full"] and full["header"] == third["header"]
+    view.flush_snapshot()
+    assert view.snapshot["header"] == third["header"]
+    fake.advance(1)
+    assert len(patches(recording, view)) == 4  # nothing changed: nothing sent
 
 
 def test_snapshot_output_resets_the_terminal(recording):

@@ -1,7 +1,8 @@
 """What a view does with a message from its page: resync, rendered, stderr lines, clicks, keys.
 
-A function of the view (no state of its own), which it reads through ``Page``; the features a view
-attaches (X-ray, revert bar) answer their own messages before these. A replay or a pinned past
+A handler table (``ANYTIME``, ``LIVE``: message type to a function of the view, read through
+``Page``; no state of its own); the features a view attaches (X-ray, revert bar) answer their own
+messages before these, through the view's table (``extensions.handler_table``). A replay or a pinned past
 state is read-only: its clicks and keys are dropped. Terminal keystrokes and sizes are checked
 (``inbound``) and only reach an interactive terminal of this view; a failure is a diagnostic that
 never quotes them.
@@ -9,6 +10,7 @@ never quotes them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import frontend
@@ -37,33 +39,17 @@ class Page(Protocol):
     def whole_entry(self, view_key: str) -> dict[str, Any] | None: ...
 
 
+Handler = Callable[[Page, dict[str, Any]], None]
+
+
 def dispatch(view: Page, content: Any) -> None:
-    """Handle one message from the view's page."""
-    if not isinstance(content, dict):
+    """Handle one message from the view's page (``ANYTIME``, or ``LIVE`` unless read-only)."""
+    kind = content.get("type") if isinstance(content, dict) else None
+    if not isinstance(kind, str):
         return
-    kind = content.get("type")
-    if kind == "resync":
-        view.flush_full()
-    elif kind == "rendered":
-        frontend.mark_rendered()
-    elif kind == "stderr_line":
-        stderr_reply(view, content.get("n"))
-    elif kind == "entry_full":
-        entry_reply(view, content.get("key"))
-    elif view.read_only:
-        return  # a replay or a past state: nothing to answer or cancel
-    elif kind == "select":
-        view.actions.select(str(content.get("key")), str(content.get("option")))
-    elif kind == "cancel_turn":
-        view.actions.cancel_turn()
-    elif kind == "cancel_tool_call":
-        view.actions.cancel_tool_call(str(content.get("id")))
-    elif kind == "cancel_terminal":
-        view.actions.cancel_terminal(str(content.get("id")))
-    elif kind in ("terminal_input", "terminal_resize"):
-        terminal_message(view, kind, content)
-    elif kind == "review":
-        review_message(view, content)
+    handler = ANYTIME.get(kind) or (None if view.read_only else LIVE.get(kind))
+    if handler is not None:  # read-only (a replay, a past state): nothing to answer or cancel
+        handler(view, content)
 
 
 def stderr_reply(view: Any, number: Any) -> None:
@@ -89,8 +75,9 @@ def review_message(view: Page, content: dict[str, Any]) -> None:
         view.state.diagnose("view-action-error", f"review: {type(exc).__name__}: {exc}")
 
 
-def terminal_message(view: Page, kind: str, content: dict[str, Any]) -> None:
+def terminal_message(view: Page, content: dict[str, Any]) -> None:
     """Keystrokes or a size for an interactive terminal of this view (others are dropped)."""
+    kind = content["type"]
     check, act = (
         (inbound.terminal_input, view.actions.terminal_input)
         if kind == "terminal_input"
@@ -113,3 +100,20 @@ def entry_reply(view: Page, key: Any) -> None:
     """Send entry ``key`` whole ("show all" of a cut message; ``entry`` null for an unknown key)."""
     entry = view.whole_entry(key) if isinstance(key, str) else None
     view.send({"type": "entry_full", "key": key, "entry": entry})
+
+
+ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past state
+    "resync": lambda view, _: view.flush_full(),
+    "rendered": lambda _view, _: frontend.mark_rendered(),
+    "stderr_line": lambda view, content: stderr_reply(view, content.get("n")),
+    "entry_full": lambda view, content: entry_reply(view, content.get("key")),
+}
+LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-only
+    "select": lambda view, content: view.actions.select(str(content.get("key")), str(content.get("option"))),
+    "cancel_turn": lambda view, _: view.actions.cancel_turn(),
+    "cancel_tool_call": lambda view, content: view.actions.cancel_tool_call(str(content.get("id"))),
+    "cancel_terminal": lambda view, content: view.actions.cancel_terminal(str(content.get("id"))),
+    "terminal_input": terminal_message,
+    "terminal_resize": terminal_message,
+    "review": review_message,
+}

@@ -27,7 +27,11 @@ _TASKS: set[asyncio.Task] = set()
 
 
 class CheckpointBar:
-    """One view's revert bar: answers its page's checkpoint messages, tells it of new checkpoints."""
+    """One view's revert bar: answers its page's checkpoint messages, tells it of new checkpoints.
+
+    A view feature (``extensions.ViewFeature``): the view routes the ``requests`` to ``handle``."""
+
+    requests = REQUESTS
 
     def __init__(
         self,
@@ -42,6 +46,7 @@ class CheckpointBar:
         self.session, self.send, self._entry_keys, self._state = session, send, entry_keys, state
         self._read_only, self._is_open = read_only, is_open
         self._following: Any = None  # the session's checkpoints, once this bar listens to them
+        self._listener: Callable[[Any], None] | None = None
 
     def handle(self, content: dict[str, Any]) -> None:
         """One checkpoint message from the page."""
@@ -120,6 +125,7 @@ class CheckpointBar:
         keeper = getattr(self.session, "checkpoints", None)
         if keeper is None or self._following is keeper:
             return
+        self.close()
         self._following = keeper
         ref = weakref.ref(self)
 
@@ -130,7 +136,15 @@ class CheckpointBar:
                 return
             target.send(target.status())
 
+        self._listener = tell
         keeper.listeners.append(tell)
+
+    def close(self) -> None:
+        """Stop telling the page (the view closes)."""
+        keeper, tell = self._following, self._listener
+        self._following = self._listener = None
+        if keeper is not None and tell in keeper.listeners:
+            keeper.listeners.remove(tell)
 
 
 def _reverted(cp: Any) -> dict[str, Any] | None:

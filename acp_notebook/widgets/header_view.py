@@ -25,6 +25,7 @@ from ..protocol.changes import Change
 from .actions import actions_for
 from .browser_inbox import stderr_reply
 from .header import header
+from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
@@ -84,6 +85,7 @@ class SessionHeaderView(anywidget.AnyWidget):
         self._sent_header: dict[str, Any] | None = None
         self._sent_lines: dict[int, dict[str, Any]] = {}
         self._seq = 0
+        self._bounded = BoundedSender(super().send)
         self._unsubscribe = self.state.subscribe(self._on_change)
         self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
@@ -160,8 +162,11 @@ class SessionHeaderView(anywidget.AnyWidget):
             message["hint"] = self.hint
         self._sent_header = hdr
         self._sent_lines.update((line["n"], line) for line in changed)
-        self.send(message)
-        return 1
+        return self._bounded.send(message, [])
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        """Send a custom message, encoded once (``js/WIRE.md``, Bounded messages)."""
+        self._bounded.send(content, list(buffers or []))
 
     def flush_snapshot(self) -> int:
         """Refresh the ``snapshot`` trait (what reloads and saved notebooks show)."""

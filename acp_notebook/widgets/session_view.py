@@ -1,7 +1,8 @@
 """SessionView: the live widget of one session (or one turn), fed by state changes.
 
 It never touches the connection: state changes mark entries dirty, the kernel-wide scheduler
-decides when a coalesced patch goes out (terminal bytes as binary buffers, only the new ones),
+decides when a coalesced patch goes out (the header only when it changed, terminal bytes as binary
+buffers, only the new ones; each message JSON-encoded once, by ``message_parts.BoundedSender``),
 and the saved snapshot (``snapshot_pages``) is refreshed more slowly so that a reload or a saved
 notebook shows the same tree. No message exceeds ``message_parts.MESSAGE_BOUND``. Clicks come
 back as messages and go to ``actions``; the browser's ``rendered`` (sent once, when the page
@@ -10,7 +11,6 @@ renders the view) tells ``client.frontend`` someone looks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -21,10 +21,11 @@ from .. import frontend
 from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
-from . import browser_inbox, checkpoint_view, extensions
+from . import browser_inbox, extensions
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
+from .extensions import ViewFeature
 from .header import header
 from .message_parts import BoundedSender
 from .on_loop import on_loop
@@ -82,7 +83,7 @@ class SessionView(anywidget.AnyWidget):
         for kind, key in self.state.timeline[since:]:
             self._include(kind, key)
         self._unsubscribe = self.state.subscribe(self._on_change)
-        self._features: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._sent_header: dict[str, Any] | None = None  # the header the page has (None: send it)
         self._attach_features(xray)
         self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
@@ -90,7 +91,7 @@ class SessionView(anywidget.AnyWidget):
 
     def _attach_features(self, xray: Any) -> None:
         """The X-ray (registered by ``acp_notebook.playback``) and the revert bar, each handed the
-        parts it uses; their messages go to them."""
+        parts it uses; the browser's messages of the kinds they list go to them (``_features``)."""
         self.xray = extensions.attach(
             "xray", xray, self.session, send=self.send, live_state=lambda: self.live_state,
             show=self.retarget, detach=self.detach, refresh=self.refresh,
@@ -99,9 +100,8 @@ class SessionView(anywidget.AnyWidget):
             self.session, send=self.send, entry_keys=lambda: self.entry_keys, state=lambda: self.state,
             read_only=lambda: self.read_only, is_open=lambda: self.comm is not None,
         )  # fmt: skip
-        self._features.update(dict.fromkeys(checkpoint_view.REQUESTS, self.revert_bar.handle))
-        if self.xray is not None:
-            self._features.update(dict.fromkeys(self.xray.requests, self.xray.handle))
+        self._attached: list[ViewFeature] = [f for f in (self.xray, self.revert_bar) if f is not None]
+        self._features = extensions.handler_table(self._attached)
 
     @property
     def live_state(self) -> SessionState:
@@ -215,9 +215,14 @@ class SessionView(anywidget.AnyWidget):
             return 0
         entries = {k: self._entry(k) for k in self._dirty}
         metas, moves, buffers = terminal_moves(self.state, list(self._dirty_terms), self._sent_terms)
-        message = {"type": "patch", "full": full, "header": self._header()}
+        message: dict[str, Any] = {"type": "patch", "full": full}
+        header = self._header()
+        if full or header != self._sent_header:  # only when it changed (js/WIRE.md, Patches)
+            message["header"] = self._sent_header = header
         if self.xray is not None:
             message["xray"] = self.xray.meta()
+        elif not (full or entries or metas or moves or self._new or "header" in message):
+            return 0  # nothing changed that the page shows
         message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
         self._dirty, self._dirty_terms, self._new = {}, {}, []
         sent, self._seq = self._bounded.patch(message, buffers, self._seq)  # pieces: a seq each
@@ -255,7 +260,8 @@ class SessionView(anywidget.AnyWidget):
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:
-        feature = self._features.get(content.get("type")) if isinstance(content, dict) else None
+        kind = content.get("type") if isinstance(content, dict) else None
+        feature = self._features.get(kind) if isinstance(kind, str) else None
         if feature is not None:  # the X-ray's and the revert bar's (each minds read-only itself)
             feature(content)
         else:
@@ -265,8 +271,8 @@ class SessionView(anywidget.AnyWidget):
         """Stop observing the state and close the widget."""
         self._unsubscribe()
         self.scheduler.forget(self)
-        if self.xray is not None:
-            self.xray.close()
+        for feature in self._attached:
+            feature.close()
         self._saved.close()
         super().close()
 

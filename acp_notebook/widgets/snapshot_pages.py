@@ -14,7 +14,6 @@ only the groups whose entries changed and the terminals that got bytes.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ import traitlets
 
 from ..protocol.state import SessionState
 from . import viewmodel as vm
-from .message_parts import BUDGET, json_size
+from .message_parts import BUDGET, encode, json_size
 from .snapshot import SAVED_TERMINAL_BYTES, saved_terminal, snapshot_of
 
 GROUP = 25  # entries per group (by position in the order)
@@ -52,10 +51,6 @@ class _Piece:
 def _pages_of(data: bytes) -> list[SnapshotPage]:
     slices = [data[i : i + PAGE_BYTES] for i in range(0, len(data), PAGE_BYTES)] or [b""]
     return [SnapshotPage(data=base64.b64encode(piece).decode("ascii")) for piece in slices]
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, default=repr).encode("utf-8", "surrogatepass")
 
 
 class SavedSnapshot:
@@ -115,7 +110,7 @@ class SavedSnapshot:
         index = {id(p): i for i, p in enumerate(pages)}
         for terminal_id, piece in terms.items():
             metas[terminal_id] = {**metas[terminal_id], "pages": [index[id(p)] for p in piece.pages]}
-        self._metas = self._piece(("metas",), _json(metas), self._metas)
+        self._metas = self._piece(("metas",), encode(metas), self._metas)
         pages += self._metas.pages
         index.update({id(p): i for i, p in enumerate(pages)})
         live = {id(p) for p in pages}
@@ -140,7 +135,7 @@ class SavedSnapshot:
         if old is not None and old.sig == keys and not self._dirty.intersection(keys):
             return old
         entries = {k: vm.build_entry(state, *items[k], root) for k in keys}
-        return self._piece(keys, _json(entries), old)
+        return self._piece(keys, encode(entries), old)
 
     def _terminal(self, term, old: _Piece | None) -> _Piece:
         meta = vm.terminal_meta(term)

@@ -1,12 +1,13 @@
 // One SessionHeaderView (the `%acp start` cell): the session header and one line per turn. A line
 // is a button that scrolls the page to the cell showing that turn (`[data-acp-anchor]`), scrolling
 // the notebook step by step when the cell is windowed out of the DOM. Agent text: text nodes only.
-import { renderHeader } from "./header.js";
+import { Channel } from "./channel.js";
 import { StderrFetcher } from "./stderrfetch.js";
 import { injectStyle } from "./style.js";
 import { Ticker } from "./ticker.js";
 import css from "./headerview.css";
 import { fmtElapsed, h, sig, text } from "./util.js";
+import { HeaderSlot } from "./viewheader.js";
 
 const STYLE_ID = "acp-headerview-style";
 const STEP_MS = 80; // between two scroll steps while looking for a windowed-out cell
@@ -17,7 +18,7 @@ const FLASH_MS = 1600;
 /** api.mountHeader: draw a SessionHeaderView into `el`; returns the cleanup function. */
 export function mountHeader({ model, el, queued }) {
   const view = new HeaderView(model, el);
-  view.start(Array.isArray(queued) ? queued : []);
+  view.start(queued);
   return () => view.destroy();
 }
 
@@ -25,82 +26,55 @@ class HeaderView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
-    this.seq = -Infinity;
+    this.channel = new Channel(model, (msg) => this.onMessage(msg), "header view");
     this.lines = new Map(); // turn number → [line, element]
-    this.stderr = new StderrFetcher((m) => this.send(m)); // "show all" of a cut stderr line
-    this.ctx = { ui: { open: new Set(), prompt: null }, send: (m) => this.send(m), fetchStderr: (n) => this.stderr.fetch(n) };
-    this.header = h("div", { class: "acp-header" });
+    this.stderr = new StderrFetcher((m) => this.channel.send(m)); // "show all" of a cut stderr line
+    this.ctx = { ui: { open: new Set(), prompt: null }, send: (m) => this.channel.send(m), fetchStderr: (n) => this.stderr.fetch(n) };
+    this.header = new HeaderSlot(this.ctx);
     this.list = h("ol", { class: "acp-turn-lines", "aria-label": "Turns" });
     this.hint = h("div", { class: "acp-turn-hint acp-muted", hidden: true });
-    this.root = h("div", { class: "acp-session acp-header-view" }, this.header, this.list, this.hint);
+    this.root = h("div", { class: "acp-session acp-header-view" }, this.header.el, this.list, this.hint);
     this.ticker = new Ticker(this.root);
-    this.onMsg = (msg) => this.guard(() => this.onMessage(msg));
-    this.onSnap = () => this.guard(() => this.applySnapshot());
+    this.onSnap = () => this.channel.guard(() => this.applySnapshot());
   }
 
   start(queued) {
     const doc = this.el.ownerDocument || document;
     injectStyle(doc);
     injectHeaderStyle(doc);
-    this.guard(() => this.applySnapshot());
-    for (const q of queued) this.guard(() => this.onMessage(q && q.msg));
+    this.channel.guard(() => this.applySnapshot());
+    this.channel.start(queued);
     this.el.append(this.root);
-    this.model.on("msg:custom", this.onMsg);
     this.model.on("change:snapshot", this.onSnap);
-    this.send({ type: "resync" });
+    this.channel.resync(true);
   }
 
   destroy() {
-    this.model.off?.("msg:custom", this.onMsg);
+    this.channel.close();
     this.model.off?.("change:snapshot", this.onSnap);
     this.ticker.stop();
+    this.stderr.dispose();
     this.root.remove();
   }
 
-  guard(fn) {
-    try {
-      fn();
-    } catch (err) {
-      console.error("acp_notebook header view:", err);
-    }
-  }
-
-  send(msg) {
-    try {
-      this.model.send(msg);
-    } catch (err) {
-      console.warn("acp_notebook: cannot reach the kernel", err);
-    }
-  }
-
   onMessage(msg) {
-    if (this.stderr.receive(msg)) return;
-    if (msg && msg.type === "patch") this.apply(msg);
+    if (!msg || typeof msg !== "object" || this.stderr.onMessage(msg)) return;
+    if (msg.type === "patch") this.apply(msg);
   }
 
   applySnapshot() {
     const snap = this.model.get("snapshot");
-    if (snap && typeof snap === "object" && snap.seq > this.seq) this.apply({ ...snap, full: true });
+    if (this.channel.newer(snap)) this.apply({ ...snap, full: true }, false);
   }
 
-  apply(p) {
-    if (!p.full && typeof p.seq === "number" && p.seq <= this.seq) return;
-    if (typeof p.seq === "number") this.seq = p.full ? p.seq : Math.max(this.seq, p.seq);
-    if (p.header) this.setHeader(p.header);
+  apply(p, live = true) {
+    if (!this.channel.accept(p, live)) return;
+    this.header.onPatch(p);
     if (p.full && "hint" in p) {
       this.hint.textContent = text(p.hint);
       this.hint.hidden = !p.hint;
     }
     for (const line of Array.isArray(p.turns) ? p.turns : []) if (line && Number.isInteger(line.n)) this.setLine(line);
-  }
-
-  setHeader(hdr) {
-    const s = sig(hdr);
-    if (s === this.headerSig) return;
-    this.headerSig = s;
-    const node = renderHeader(hdr, this.ctx);
-    this.header.replaceWith(node);
-    this.header = node;
   }
 
   setLine(line) {

@@ -1,6 +1,7 @@
 // The "Revert this turn" bar under the header (WIRE.md, Checkpoints): the files the turn changed,
 // a preview (file list + diff against the checkpoint), confirm / cancel, refusals with their
-// reason and "Revert anyway". Every path and reason from the kernel enters the DOM as text.
+// reason and "Revert anyway". Every path and reason from the kernel enters the DOM as text. A view
+// extension: `start` asks for the view's turn, `onMessage` takes the kernel's checkpoint messages.
 import { renderDiff } from "./diff.js";
 import { icon } from "./icons.js";
 import css from "./revert.css";
@@ -26,7 +27,7 @@ export class RevertBar {
   }
 
   /** True if `msg` was one of the bar's messages. */
-  receive(msg) {
+  onMessage(msg) {
     if (msg.type === "checkpoint") {
       if (this.status && msg.turn !== this.status.turn) this.reset();
       this.status = msg;

@@ -1,5 +1,6 @@
 // "show all" for a cut stderr line: ask the kernel for the line as the agent kept it (WIRE.md,
-// `stderr_line`). Each ask waits at most WAIT_MS; a line no longer kept answers null.
+// `stderr_line`). Each ask waits at most WAIT_MS; a line no longer kept answers null. A view
+// extension (the SessionView's and the SessionHeaderView's): `onMessage` takes the answers.
 const WAIT_MS = 5000;
 
 export class StderrFetcher {
@@ -20,10 +21,15 @@ export class StderrFetcher {
   }
 
   /** True if `msg` was a `stderr_line` answer. */
-  receive(msg) {
+  onMessage(msg) {
     if (!msg || msg.type !== "stderr_line") return false;
     this.settle(msg.n, typeof msg.text === "string" ? msg.text : null);
     return true;
+  }
+
+  /** Answer every ask still waiting with null (the view goes). */
+  dispose() {
+    for (const n of [...this.waits.keys()]) this.settle(n, null);
   }
 
   settle(n, value) {

@@ -12,8 +12,9 @@ const ACTIVE = new Set(["pending", "in_progress"]);
 const STATUS_LABEL = { pending: "pending", in_progress: "in progress", paused: "paused", completed: "completed", failed: "failed", cancelled: "cancelled" };
 
 /**
- * Render a card. Item nodes of the previous card (`old`) whose item is unchanged are moved into
- * the new card (terminals keep their xterm, diffs their layout); the rest are destroyed.
+ * Render a card: `{el, items, perms}` (`items`: its item nodes, `perms`: the box its permission
+ * requests are drawn in). Item nodes of the previous card (`old`) whose item is unchanged are moved
+ * into the new card (terminals keep their xterm, diffs their layout); the rest are destroyed.
  */
 export function renderCard(key, entry, ctx, old) {
   const phase = STATUS_LABEL[entry.phase] ? entry.phase : "in_progress";
@@ -24,15 +25,21 @@ export function renderCard(key, entry, ctx, old) {
   el.append(cardHead(key, entry, ctx, phase, status, el));
   const locs = locations(entry.locations, ctx);
   if (locs) el.append(locs);
-  el.append(h("div", { class: "acp-card-perms" }));
+  const perms = h("div", { class: "acp-card-perms" });
+  el.append(perms);
   const body = h("div", { class: "acp-card-body" });
-  el._acpItems = items(key, entry, ctx, old ? old._acpItems || [] : [], body);
+  const drawn = items(key, entry, ctx, old ? old.items : [], body);
   if (body.firstChild) el.append(body);
   const notes = renderNotes(entry.notes);
   if (notes) el.append(notes);
   const raw = rawBlocks(entry);
   if (raw) el.append(raw);
-  return el;
+  return { el, items: drawn, perms };
+}
+
+/** Release what a card's items hold (xterm instances). */
+export function destroyCard(card) {
+  for (const it of card.items) it.node._acpDestroy?.();
 }
 
 function cardHead(key, entry, ctx, phase, status, card) {

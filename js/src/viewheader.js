@@ -1,0 +1,24 @@
+// The session header of a view (WIRE.md "Header"), for the SessionView and the SessionHeaderView:
+// drawn from a patch's or snapshot's `header`, drawn again only when it changed, and kept as it is
+// when a patch has none (the kernel sends the header only when it changed). A view extension.
+import { renderHeader } from "./header.js";
+import { h, sig } from "./util.js";
+
+export class HeaderSlot {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.el = h("div", { class: "acp-header" });
+    this.sig = null;
+  }
+
+  onPatch(p) {
+    if (!p.header) return;
+    const s = sig(p.header);
+    if (s === this.sig) return;
+    this.sig = s;
+    this.ctx.cwd = p.header && p.header.cwd; // diffs and writes show paths relative to it
+    const node = renderHeader(p.header, this.ctx);
+    this.el.replaceWith(node);
+    this.el = node;
+  }
+}
