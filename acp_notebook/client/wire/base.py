@@ -75,6 +75,8 @@ class AgentConnection(ABC):
 
     method_id_key: str = "methodId"  # how an auth method spells its id
     env_as_list: bool = True  # a terminal auth method's ``env``: a list of {name, value}
+    login_method: str = "auth/login"  # v1: ``authenticate``
+    logout_method: str = "auth/logout"  # v1: ``logout``
 
     def __init__(self, rpc: Connection, offer: Offer, result: dict[str, Any]) -> None:
         self.rpc, self.offer, self.result = rpc, offer, result
@@ -121,9 +123,17 @@ class AgentConnection(ABC):
         """One ``mcpServers`` entry: ``url``/``headers`` (dict) for http, ``command``/``args``/``env``
         (dict) for stdio, in this version's shape."""
 
-    @abstractmethod
     def routes(self, handlers: Handlers) -> Routes:
-        """The routing table for what the agent sends."""
+        """The routing table for what the agent sends: permissions, updates, ``$/cancel_request``
+        and the login status."""
+        return Routes(
+            requests={"session/request_permission": handlers.on_permission},
+            notifications={
+                "session/update": handlers.on_update,
+                CANCEL_REQUEST: handlers.on_cancel_request,
+                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
+            },
+        )
 
     # -- sending ------------------------------------------------------------------------------
     async def call(
@@ -163,16 +173,12 @@ class AgentConnection(ABC):
         method = self.auth_method(method_id)
         if method is not None and method.runs_in_terminal:
             raise Unsupported(f"{method_id!r} is a terminal login: the client runs it (agent.login_terminal)")
-        name = self._login_method()
-        return await self.call(name, {"methodId": method_id, **({"_meta": meta} if meta else {})}, timeout)
+        params = {"methodId": method_id, **({"_meta": meta} if meta else {})}
+        return await self.call(self.login_method, params, timeout)
 
-    @abstractmethod
-    def _login_method(self) -> str:
-        """The login request's name in this version."""
-
-    @abstractmethod
     async def logout(self) -> Any:
         """Log out."""
+        return await self.call(self.logout_method, {})
 
     # -- sessions -----------------------------------------------------------------------------
     async def new_session(

@@ -18,7 +18,6 @@ from ...protocol.turn import Turn
 from ...protocol.v1 import normalize_v1_update
 from . import terminal_output
 from .base import (
-    AUTH_STATUS_METHODS,
     AgentConnection,
     Handlers,
     Offer,
@@ -73,6 +72,8 @@ class ConnectionV1(AgentConnection):
     announces_before_asking = True
     method_id_key = "id"
     env_as_list = False
+    login_method = "authenticate"
+    logout_method = "logout"
 
     @property
     def info(self) -> dict[str, Any]:
@@ -98,28 +99,13 @@ class ConnectionV1(AgentConnection):
         return http_entry(name, fields) if transport == "http" else stdio_entry(name, fields)
 
     def routes(self, handlers: Handlers) -> Routes:
-        """Permissions, the offered host methods, updates and ``$/cancel_request``."""
-        routes = Routes(
-            requests={"session/request_permission": handlers.on_permission},
-            notifications={
-                "session/update": handlers.on_update,
-                "$/cancel_request": handlers.on_cancel_request,
-                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
-            },
-        )
+        """The common table, and the host methods offered (``fs/*``, ``terminal/*``)."""
+        routes = super().routes(handlers)
         offered = (FILE_METHODS if self.offer.files else ()) + (
             TERMINAL_METHODS if self.offer.terminals else ()
         )
         routes.requests.update(dict.fromkeys(offered, handlers.on_host_request))
         return routes
-
-    def _login_method(self) -> str:
-        """``authenticate``."""
-        return "authenticate"
-
-    async def logout(self) -> Any:
-        """``logout``."""
-        return await self.call("logout", {})
 
     async def resume_session(
         self,

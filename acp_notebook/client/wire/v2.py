@@ -15,10 +15,7 @@ from typing import Any
 
 from ...protocol.turn import Turn
 from .base import (
-    AUTH_STATUS_METHODS,
     AgentConnection,
-    Handlers,
-    Routes,
     Unsupported,
     http_entry,
     obj,
@@ -60,25 +57,6 @@ class ConnectionV2(AgentConnection):
             if transport == "http"
             else {"type": "stdio", **stdio_entry(name, fields)}
         )
-
-    def routes(self, handlers: Handlers) -> Routes:
-        """Permissions, updates and ``$/cancel_request``; no client-run files or terminals."""
-        return Routes(
-            requests={"session/request_permission": handlers.on_permission},
-            notifications={
-                "session/update": handlers.on_update,
-                "$/cancel_request": handlers.on_cancel_request,
-                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
-            },
-        )
-
-    def _login_method(self) -> str:
-        """``auth/login``."""
-        return "auth/login"
-
-    async def logout(self) -> Any:
-        """``auth/logout``."""
-        return await self.call("auth/logout", {})
 
     async def resume_session(
         self,
