@@ -202,7 +202,6 @@ class AgentConnection(ABC):
             params["additionalDirectories"] = list(extra_roots)
         return params
 
-    @abstractmethod
     async def resume_session(
         self,
         session_id: str,
@@ -213,6 +212,12 @@ class AgentConnection(ABC):
         timeout: float | None = None,
     ) -> Any:
         """Reattach to a session (with its history replayed when ``replay``)."""
+        params = {"sessionId": session_id, **self._session_params(cwd, mcp_servers, extra_roots)}
+        return await self.call(self._resume_method(params, replay), params, timeout)
+
+    @abstractmethod
+    def _resume_method(self, params: dict[str, Any], replay: bool) -> str:
+        """The request that resumes a session in this version (adding what replaying needs)."""
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         """Every session the agent knows (``session/list``, following ``nextCursor``)."""

@@ -10,7 +10,7 @@ with history is ``session/load`` (``loadSession``); without, ``session/resume``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ...protocol.state import Incoming
@@ -107,22 +107,13 @@ class ConnectionV1(AgentConnection):
         routes.requests.update(dict.fromkeys(offered, handlers.on_host_request))
         return routes
 
-    async def resume_session(
-        self,
-        session_id: str,
-        cwd: str,
-        replay: bool,
-        mcp_servers: Sequence[Any],
-        extra_roots: Sequence[str],
-        timeout: float | None = None,
-    ) -> Any:
+    def _resume_method(self, params: dict[str, Any], replay: bool) -> str:
         """``session/load`` to replay history (``loadSession``), else ``session/resume``."""
-        params = {"sessionId": session_id, **self._session_params(cwd, mcp_servers, extra_roots)}
         if replay and self.capabilities.get("loadSession"):
-            return await self.call("session/load", params, timeout)
+            return "session/load"
         if replay or not self.supports("resume"):
             raise Unsupported("this v1 agent cannot load sessions (no `loadSession` capability)")
-        return await self.call("session/resume", params, timeout)
+        return "session/resume"
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         """``session/list``, where ``sessionCapabilities.list`` is advertised."""

@@ -10,7 +10,6 @@ Request ids are never null.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ...protocol.turn import Turn
@@ -58,20 +57,11 @@ class ConnectionV2(AgentConnection):
             else {"type": "stdio", **stdio_entry(name, fields)}
         )
 
-    async def resume_session(
-        self,
-        session_id: str,
-        cwd: str,
-        replay: bool,
-        mcp_servers: Sequence[Any],
-        extra_roots: Sequence[str],
-        timeout: float | None = None,
-    ) -> Any:
+    def _resume_method(self, params: dict[str, Any], replay: bool) -> str:
         """``session/resume``, replaying from the start when ``replay``."""
-        params = {"sessionId": session_id, **self._session_params(cwd, mcp_servers, extra_roots)}
         if replay:
             params["replayFrom"] = {"type": "start"}
-        return await self.call("session/resume", params, timeout)
+        return "session/resume"
 
     async def close_session(self, session_id: str) -> bool:
         """``session/close`` (baseline in v2)."""
