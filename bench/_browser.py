@@ -3,7 +3,7 @@
 - ``chromium()``: Debian's Chromium through Playwright's sync API (closed on exit).
 - ``harness_server()``: a localhost http.server for ``acp_notebook/static/`` and the test harness
   page ``tests/browser/harness/`` (the page the render tests use, without Jupyter).
-- ``lab_server()``: ``jupyter lab`` as the browser tests start it (``tests/browser/conftest.py``, with
+- ``lab_server()``: ``jupyter lab`` as the browser tests start it (``tests/browser/lab.py``, with
   this tree first on ``PYTHONPATH``);
   on exit it is shut down and every process it started (kernels, agents) is killed by PID.
 - ``heap_mb(page)``: JS heap in use after a full garbage collection, and DOM nodes, through CDP.
@@ -90,7 +90,7 @@ def harness_server() -> contextlib.AbstractContextManager[str]:
 @contextlib.contextmanager
 def lab_server() -> Iterator[object]:
     """A started ``LabServer`` in a temporary directory; stopped, with everything it ran, on exit."""
-    from tests.browser.conftest import LabServer
+    from tests.browser.lab import LabServer
 
     # the kernel (and the agents it starts) import acp_notebook from this tree, whatever pip recorded
     path = os.environ.get("PYTHONPATH")
@@ -118,7 +118,7 @@ ROLES = (  # (role, words that all appear in the command line), first match wins
 
 def cpu_by_role() -> dict[str, float]:
     """CPU seconds (user + system) used so far by this script's live descendants, by role (``ROLES``)."""
-    from tests.browser.conftest import descendants
+    from tests.browser.lab import descendants
 
     out = dict.fromkeys((role for role, _ in ROLES), 0.0)
     for pid, cmd in descendants(os.getpid()).items():

@@ -1,53 +1,51 @@
 """Fixtures for the real-JupyterLab browser tests: a lab server, Chromium pages, diagnostics.
 
-- ``lab_server``: ``jupyter lab`` on 127.0.0.1 (free port, random token) rooted in a tmp dir, with
-  its own settings/workspaces/runtime dirs, news and update checks off, and an ``overrides.json``
-  turning on ``saveState`` of the widget manager (so saved notebooks carry widget state). At the
-  end it is shut down through ``/api/shutdown`` and every process it started (kernels, the agents
-  they spawned) is checked and, if still alive, killed by PID.
-- ``lab_browser``: Debian's Chromium through Playwright.
-- ``lab_pages``: a factory of pages that record requests, console messages, page errors and
-  dialogs. When a test fails, the console, the page errors, the notebook outputs and the server
-  log tail are appended to the report and a screenshot goes to ``test-artifacts/``.
+One JupyterLab server and one Chromium serve every test of ``tests/browser`` (package scope):
+
+- ``lab_process``: the ``jupyter lab`` of ``lab.LabServer`` (Lab and Notebook 7). At the end it is
+  shut down through ``/api/shutdown`` and every process it started (kernels, the agents they
+  spawned) is checked and, if still alive, killed by PID.
+- ``lab_server``: what a test module uses, its ``lab.LabFolder``: a folder of its own under the
+  server's root (``.root``; ``lab_url``/``notebook7_url``/``shutdown_kernel_of`` take paths in it),
+  its kernels' processes (``track``/``seen``/``still_alive``), ``kernel_env`` for its kernels. At
+  the module's end its kernels are shut down, their processes must be gone (else killed, and the
+  module fails) and the Lab settings it changed through ``api`` are put back.
+- ``lab_log``: ``lab_server``, plus the server log written during the test in a failing report.
+- ``lab_browser``: Debian's Chromium through Playwright, with the render harness's flags.
+- ``lab_pages``: a factory of pages (each in a fresh context, closed after the test) that record
+  requests, console messages, page errors and dialogs. When a test fails, the console, the page
+  errors, the notebook outputs and the server log tail are appended to the report and a
+  screenshot goes to ``test-artifacts/``.
 - ``wait_value(page, js, want, what)``: the bounded wait on an element's state that tests use
   before asserting on it (polled in the page; on timeout it fails showing the last value).
 - The view-text guard (autouse, no opting in): every page a test leaves — closed, navigated away,
   or still open when the test ends, whoever made it — is scanned by ``bad_view_text``; a view that
   shows ``null``, ``undefined``, ``NaN`` or ``[object Object]`` as text fails the test, naming the
   element path.
+
+Package scope, not session: Playwright's sync API marks its event loop as running in this thread
+for as long as it is started, which would break ``asyncio.run`` (and pytest-asyncio) in the tests
+of the other directories run after this one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from ..support import until
+from .harness_server import ARGS
+from .lab import LabFolder, LabServer
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-dev-shm-usage",
-]
+CHROMIUM_ARGS = ARGS  # the render harness's (its heap figure needs --expose-gc and precise memory info)
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 _FAILURE_HOOKS = pytest.StashKey[list]()
@@ -74,227 +72,13 @@ def on_failure(request: pytest.FixtureRequest, name: str, dump: Callable[[], str
     request.node.stash.setdefault(_FAILURE_HOOKS, []).append((name, dump))
 
 
-# -- processes --------------------------------------------------------------------------------------
-def _proc_table() -> dict[int, tuple[int, str]]:
-    """pid -> (ppid, command line) for every process we can read in /proc."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = (
-                Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            )
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        table[int(entry)] = (ppid, cmdline.strip())
-    return table
+# -- the server: one per run, a folder per module --------------------------------------------------
+@pytest.fixture(scope="package")
+def lab_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """The one JupyterLab server (Lab and Notebook 7) of the browser tests; stopped at their end.
 
-
-def descendants(pid: int) -> dict[int, str]:
-    """Every live descendant of ``pid``: pid -> command line."""
-    table = _proc_table()
-    children: dict[int, list[int]] = {}
-    for child, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(child)
-    out, todo = {}, [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out[child] = table[child][1]
-            todo.append(child)
-    return out
-
-
-def cmdline_of(pid: int) -> str | None:
-    """The command line of a live process, or None once it is gone (zombies count as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if state == "Z":
-            return None
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-# -- the server -------------------------------------------------------------------------------------
-class LabServer:
-    """A running ``jupyter lab``: its URL, token, root dir and log, plus a few REST helpers."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.root = tmp / "root"
-        self.log_path = tmp / "server.log"
-        self.token = secrets.token_hex(24)
-        self.port = 0
-        self.proc: subprocess.Popen | None = None
-        self.seen: dict[int, str] = {}  # every descendant ever seen: pid -> command line
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def notebook7_url(self, path: str) -> str:
-        """The URL opening ``path`` in Notebook 7 (served by the same server)."""
-        return f"{self.url}/notebooks/{path}?token={self.token}"
-
-    def lab_url(self, path: str, reset: bool = True) -> str:
-        """The URL opening ``path`` (relative to the root) in JupyterLab."""
-        return f"{self.url}/lab/tree/{path}?{'reset&' if reset else ''}token={self.token}"
-
-    def start(self) -> None:
-        for name in ("root", "app-settings", "user-settings", "workspaces", "runtime", "config", "data"):
-            (self.tmp / name).mkdir(exist_ok=True)
-        overrides = {
-            "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True},
-            "@jupyterlab/apputils-extension:notification": {"checkForUpdates": False, "fetchNews": "false"},
-        }
-        (self.tmp / "app-settings" / "overrides.json").write_text(json.dumps(overrides, indent=2))
-        expose = json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}})  # Notebook 7's
-        (self.tmp / "config" / "jupyter_server_config.json").write_text(expose)
-        env = {
-            **os.environ,
-            "JUPYTERLAB_SETTINGS_DIR": str(self.tmp / "user-settings"),
-            "JUPYTERLAB_WORKSPACES_DIR": str(self.tmp / "workspaces"),
-            "JUPYTER_RUNTIME_DIR": str(self.tmp / "runtime"),
-            "JUPYTER_CONFIG_DIR": str(self.tmp / "config"),
-            "JUPYTER_DATA_DIR": str(self.tmp / "data"),
-            "IPYTHONDIR": str(self.tmp / "ipython"),
-            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        }
-        env.pop("JPY_SESSION_NAME", None)
-        for attempt in range(3):
-            self.port = _free_port()
-            args = [
-                sys.executable, "-m", "jupyterlab",
-                "--no-browser", "--ip=127.0.0.1", f"--port={self.port}", "--port-retries=0",
-                f"--IdentityProvider.token={self.token}", "--allow-root",
-                f"--ServerApp.root_dir={self.root}",
-                "--LabApp.expose_app_in_browser=True",
-                "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                f"--LabApp.workspaces_dir={self.tmp / 'workspaces'}",
-                f"--LabApp.user_settings_dir={self.tmp / 'user-settings'}",
-                f"--LabApp.app_settings_dir={self.tmp / 'app-settings'}",
-            ]  # fmt: skip
-            with open(self.log_path, "ab") as log:
-                log.write(f"\n=== start attempt {attempt + 1}: port {self.port}\n".encode())
-                self.proc = subprocess.Popen(
-                    args, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True,
-                )  # fmt: skip
-            if self._wait_ready(60):
-                return
-            self._stop_process()
-        raise RuntimeError(f"jupyter lab did not start:\n{self.log_tail()}")
-
-    def _wait_ready(self, timeout: float) -> bool:
-        """Wait until the server answers ``/api/status`` (True) or its process exits (False)."""
-
-        def answered_or_exited() -> str | None:
-            if self.proc.poll() is not None:
-                return "exited"
-            with contextlib.suppress(OSError, urllib.error.URLError):
-                if self.api("GET", "/api/status") is not None:
-                    return "ready"
-            return None
-
-        try:
-            return until(answered_or_exited, timeout, interval=0.2) == "ready"
-        except AssertionError:
-            return False
-
-    def api(self, method: str, path: str, body: object = None, timeout: float = 10) -> object:
-        """A REST call with the token; the decoded JSON answer (None for an empty body)."""
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Authorization", f"token {self.token}")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
-
-    def track(self) -> dict[int, str]:
-        """Record the server's current descendants (kernels, agents); returns them."""
-        if self.proc is not None and self.proc.poll() is None:
-            now = descendants(self.proc.pid)
-            self.seen.update(now)
-            return now
-        return {}
-
-    @staticmethod
-    def alive(pid: int, cmd: str) -> bool:
-        """Is process ``pid`` still running command ``cmd`` (not a recycled pid)?"""
-        return cmdline_of(pid) == cmd
-
-    def sessions(self) -> list[dict]:
-        return self.api("GET", "/api/sessions") or []
-
-    def shutdown_kernel_of(self, path: str) -> list[str]:
-        """Shut the session (and kernel) of notebook ``path`` down; returns the kernel ids."""
-        self.track()
-        ids = []
-        for sess in self.sessions():
-            if sess.get("path") == path:
-                self.api("DELETE", f"/api/sessions/{sess['id']}")
-                ids.append(sess["kernel"]["id"])
-        return ids
-
-    def log_tail(self, lines: int = 80) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no server log)"
-        return "\n".join(text.splitlines()[-lines:])
-
-    def _stop_process(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(sig)
-            try:
-                self.proc.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
-
-    def stop(self) -> list[str]:
-        """Shut the server down (kernels first), then kill any process it left; returns leftovers."""
-        self.track()
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(OSError, urllib.error.URLError, ValueError):
-                self.api("POST", "/api/shutdown", timeout=5)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self._stop_process()
-        # kernels and agents exit on their own once their parent is gone; give them 5 s in all
-        with contextlib.suppress(AssertionError):
-            until(lambda: not self.still_alive(), 5, interval=0.1)
-        leftovers = []
-        for pid, cmd in self.still_alive().items():
-            leftovers.append(f"{pid}: {cmd}")
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        return leftovers
-
-    def still_alive(self) -> dict[int, str]:
-        """The processes ever seen that still run their command line (same command: not a recycled pid)."""
-        return {pid: cmd for pid, cmd in self.seen.items() if self.alive(pid, cmd)}
-
-
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """A JupyterLab server for the module; stopped (with its kernels) at the end."""
+    Package scope: it is set up by the first browser test that needs it and stopped after the last
+    test of ``tests/browser`` (a whole-suite run goes on with the other directories without it)."""
     server = LabServer(tmp_path_factory.mktemp("lab"))
     try:
         server.start()
@@ -305,10 +89,29 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
             pytest.fail("processes outlived the lab server (now killed):\n  " + "\n  ".join(leftovers))
 
 
+@pytest.fixture(scope="module")
+def lab_server(
+    request: pytest.FixtureRequest, lab_process: LabServer, tmp_path_factory
+) -> Iterator[LabFolder]:
+    """This module's folder of the shared server; at the end its kernels are shut down (and must take
+    their processes with them) and the settings it changed are put back."""
+    if not lab_process.running():  # an earlier module's test killed it: the next ones get a new one
+        lab_process.start()
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    folder = LabFolder(lab_process, name, tmp_path_factory.mktemp(name))
+    yield folder
+    leftovers = folder.close()
+    if leftovers:
+        pytest.fail(f"processes outlived the kernels of {name} (now killed):\n  " + "\n  ".join(leftovers))
+
+
 @pytest.fixture
-def lab_log(request: pytest.FixtureRequest, lab_server: LabServer) -> LabServer:
-    """The server, with its log tail added to the report of a failing test."""
-    on_failure(request, "jupyter server log (tail)", lambda: lab_server.log_tail(120))
+def lab_log(request: pytest.FixtureRequest, lab_server: LabFolder) -> LabFolder:
+    """The module's folder, with the server log written during the test added to a failing test's report."""
+    since = lab_server.server.log_size()
+    on_failure(
+        request, "jupyter server log (this test's lines, tail)", lambda: lab_server.log_tail(120, since)
+    )
     return lab_server
 
 
@@ -359,9 +162,9 @@ def wait_value(page, js: str, want: object, what: str, arg: object = None, timeo
 
 
 # -- the browser ------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def lab_browser():
-    """Debian's Chromium, headless."""
+    """Debian's Chromium, headless: the one browser of the browser tests (see the module's docstring)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         unavailable(f"Chromium not installed at {CHROMIUM}")

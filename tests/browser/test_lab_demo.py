@@ -514,7 +514,8 @@ def test_demo_in_jupyterlab(lab_log, lab_pages):
         "[a.tagName, a.dataset.commandlinkerArgs ?? null, a.textContent])"
     )
     linked = [(json.loads(args or "null"), label) for tag, args, label in links if tag == "A"]
-    if ({"path": "pyproject.toml"}, "pyproject.toml:1") not in linked:
+    in_root = f"{server.folder}/pyproject.toml"  # the module's folder is a folder of the server's root
+    if ({"path": in_root}, f"{in_root}:1") not in linked:
         problems.append(
             "locations inside the server root are not JupyterLab links (no `rel`): "
             f"{links[:3]} (the kernel's JPY_SESSION_NAME is absolute under jupyter_server 2)"

@@ -30,12 +30,9 @@ TIMEOUT = 30_000  # ms
 
 
 @pytest.fixture(scope="module", autouse=True)
-def demo_speed():
-    """The lab server (and so its kernels and agents) get the demo agent at full speed, no auto-answer."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ACP_DEMO_SPEED", "0")
-        mp.delenv("ACP_AUTO_ANSWER", raising=False)
-        yield
+def demo_speed(lab_server):
+    """The module's kernels (and so their agents) get the demo agent at full speed, no auto-answer."""
+    lab_server.kernel_env({"ACP_DEMO_SPEED": "0", "ACP_AUTO_ANSWER": None})
 
 
 def cell_index(start: str) -> int:

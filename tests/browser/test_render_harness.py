@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import unavailable, wait_value
-from .harness_server import ARGS, CHROMIUM, HARNESS, ROOT, STATIC, serve
+from .harness_server import CHROMIUM, HARNESS, ROOT, STATIC, serve
 
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -33,11 +33,9 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
+def browser(lab_browser):
+    """The browser tests' one Chromium (``lab_browser``, launched with the harness's ``ARGS``)."""
+    return lab_browser
 
 
 # Every terminal in `sel` that is shown near the viewport (where the observers create xterms) is
