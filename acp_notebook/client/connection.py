@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..protocol.depth import Decoded
 from ..protocol.diagnostics import Diagnostic
 from ..protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -26,7 +27,7 @@ from ..protocol.jsonrpc import (
     Notification,
     Request,
     Response,
-    encode,
+    encode_plain,
     parse_line,
 )
 from .errors import AgentExited, RpcError
@@ -35,6 +36,7 @@ from .replies import BatchReplies
 DEFERRED = object()
 EXIT_WAIT = 5.0  # s an agent whose stdout ended has to exit before it counts as still running
 ResponseHook = Callable[[Any], None]
+Tap = Callable[[str, bytes, Decoded | None], None]  # (direction "in"/"out", line, its JSON if read)
 
 
 class Routes(Protocol):
@@ -89,7 +91,7 @@ class Connection:
         self.null_ids = True
         self.typed_error: Callable[[ErrorObject, str], RpcError] = _generic_error  # the version's errors
         self.on_stdout: Callable[[str], None] = lambda _text: None  # a line that is not JSON
-        self.taps: list[Callable[[str, bytes], None]] = []  # (direction "in"/"out", line) observers
+        self.taps: list[Tap] = []  # observers of every line, handed its JSON when already read
         self._on_diagnostic = on_diagnostic
         self._pending: dict[int, _Pending] = {}
         self._batches = BatchReplies(self._write)
@@ -114,10 +116,10 @@ class Connection:
         if self.closed.done():
             future.set_exception(self.closed.result())
             return future
-        data = encode(Request(self._next_id + 1, method, params))
+        data, plain = encode_plain(Request(self._next_id + 1, method, params))
         self._next_id += 1
         self._pending[self._next_id] = _Pending(method, future, hook)
-        self._write(data)
+        self._write(data, plain)
         return future
 
     def pending_id(self, future: asyncio.Future) -> int | None:
@@ -135,7 +137,7 @@ class Connection:
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (fire and forget); raises ``ValueError`` if it cannot be encoded."""
-        self._write(encode(Notification(method, params)))
+        self._write(*encode_plain(Notification(method, params)))
 
     def respond(self, request_id: Any, result: Any) -> None:
         """Answer an incoming request with a result (``ValueError``, nothing sent, if unencodable)."""
@@ -146,18 +148,18 @@ class Connection:
         self._reply(Response(request_id, error=ErrorObject(code, message, data)))
 
     def _reply(self, response: Response) -> None:
-        data = encode(response)  # raises before anything is recorded
+        data, plain = encode_plain(response)  # raises before anything is recorded
         if not self._batches.answer(response):
-            self._write(data)
+            self._write(data, plain)
 
-    def _write(self, data: bytes) -> None:
-        self._tap("out", data)
+    def _write(self, data: bytes, plain: Decoded | None = None) -> None:
+        self._tap("out", data, plain)
         self.process.write(data)
 
-    def _tap(self, direction: str, line: bytes) -> None:
+    def _tap(self, direction: str, line: bytes, plain: Decoded | None) -> None:
         for tap in self.taps:
             try:
-                tap(direction, line)
+                tap(direction, line, plain)
             except Exception as exc:  # a recorder's failure never stops the traffic
                 self._on_diagnostic(Diagnostic("tap-error", f"traffic tap failed: {exc!r}"))
 
@@ -187,9 +189,10 @@ class Connection:
             return None
 
     def feed(self, line: bytes) -> None:
-        """Handle one received line (the reader calls this; so can a replay)."""
-        self._tap("in", line)
+        """Handle one received line (the reader calls this; so can a replay): decoded once, the
+        taps handed what was decoded."""
         parsed = parse_line(line, null_ids=self.null_ids)
+        self._tap("in", line, parsed.plain)
         for diag in parsed.diagnostics:
             self._on_diagnostic(diag)
         if not parsed.messages and any(d.code == "invalid-json" for d in parsed.diagnostics):
@@ -199,7 +202,7 @@ class Connection:
             self._batches.open([r.id for r in requests], parsed.replies)
         else:
             for reply in parsed.replies:
-                self._write(encode(reply))
+                self._write(*encode_plain(reply))
         for message in parsed.messages:
             try:
                 self._dispatch(message)

@@ -1,10 +1,12 @@
 """Recording an agent's traffic: a bounded in-memory ring, and a trace file when asked.
 
 Every line the connection sends or receives (``Connection.taps``) and every stderr line becomes
-one entry of the trace format (``protocol.trace``), already redacted. The ``Ring`` keeps the last
-``RING_ENTRIES`` of them for views and tables (a very long line is kept as a stub naming its
-method and id); the ``Recorder`` writes each one to the trace file as it comes, flushed, so
-memory stays bounded and a crash loses nothing already seen.
+one entry of the trace format (``protocol.trace``), already redacted. A line is not decoded again
+here: the connection hands over the JSON it decoded (or encoded), so an entry holds the very
+objects the client handled (read-only for both: the reducer never mutates what it is given). The
+``Ring`` keeps the last ``RING_ENTRIES`` entries for views and tables (a very long line is kept as
+a stub naming its method and id); the ``Recorder`` writes each one to the trace file as it comes,
+flushed, so memory stays bounded and a crash loses nothing already seen.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import IO, Any
 
 from .._version import __version__
 from ..protocol import trace
+from ..protocol.depth import Decoded
 
 RING_ENTRIES = 5_000
 RING_LINE_BYTES = 256 * 1024  # a longer line is kept in the ring as a stub (the file has it whole)
@@ -30,11 +33,13 @@ class Ring:
         self.seen = 0
 
     def add(self, entry: dict[str, Any], size: int) -> None:
-        """Keep one entry (a stub instead of a message over ``RING_LINE_BYTES``)."""
+        """Keep one entry, its ``size`` added (a stub instead of a message over ``RING_LINE_BYTES``);
+        the ring owns ``entry`` from now on."""
         self.seen += 1
         if size > RING_LINE_BYTES and entry.get("kind") == "message":
             entry = {**entry, "message": _stub(entry["message"]), "truncated": True}
-        self.entries.append({**entry, "size": size})
+        entry["size"] = size
+        self.entries.append(entry)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -96,9 +101,10 @@ class Traffic:
         """The answer about to be sent to permission request ``request_id`` was decided by ``who``."""
         self._deciders[trace.id_key(request_id)] = who
 
-    def line(self, direction: str, data: bytes) -> None:
-        """A connection tap: one line sent (``out``) or received (``in``)."""
-        entry = trace.decode(direction, self._clock() - self._start, data)
+    def line(self, direction: str, data: bytes, plain: Decoded | None = None) -> None:
+        """A connection tap: one line sent (``out``) or received (``in``); ``plain`` is its JSON
+        when the connection already has it (the line is then not decoded again)."""
+        entry = trace.decode(direction, self._clock() - self._start, data, plain)
         self._tagger.tag(entry)
         message = entry.get("message")
         if self._deciders and direction == "out" and isinstance(message, dict) and "method" not in message:
@@ -114,9 +120,10 @@ class Traffic:
     def _add(self, entry: dict[str, Any], size: int) -> None:
         if self.recorder is not None:
             self.recorder.write(entry)
-        self.ring.add(entry, size)
-        for listener in list(self.listeners):
-            listener()
+        self.ring.add(entry, size)  # after the file: ``size`` is the ring's, not the trace's
+        if self.listeners:
+            for listener in list(self.listeners):
+                listener()
 
     def close(self) -> None:
         """Stop writing the trace file (the ring stays)."""

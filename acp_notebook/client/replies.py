@@ -12,7 +12,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..protocol.jsonrpc import Response, encode
+from ..protocol.depth import Decoded
+from ..protocol.jsonrpc import Response, encode_plain
 
 
 class _Batch:
@@ -25,7 +26,7 @@ class _Batch:
 class BatchReplies:
     """The batches whose replies are still being gathered."""
 
-    def __init__(self, write: Callable[[bytes], None]) -> None:
+    def __init__(self, write: Callable[[bytes, Decoded | None], None]) -> None:
         self._write = write
         self._open: dict[Any, deque[_Batch]] = {}
 
@@ -56,5 +57,5 @@ class BatchReplies:
 
     def _flush(self, batch: _Batch) -> None:
         if batch.waiting == 0 and batch.replies:
-            self._write(encode(batch.replies))
+            self._write(*encode_plain(batch.replies))
             batch.replies = []

@@ -24,9 +24,10 @@ MAX_DEPTH = 64
 CUT = f"<cut: nested deeper than {MAX_DEPTH} levels>"
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _CUT_JSON = json.dumps(CUT)
+Decoded = tuple[Any, int]  # a decoded value and how many places were cut (``loads_bounded``)
 
 
-def loads_bounded(text: str, loads: Callable[[str], Any] = json.loads) -> tuple[Any, int]:
+def loads_bounded(text: str, loads: Callable[[str], Any] = json.loads) -> Decoded:
     """``(value, places cut)``: ``text`` decoded by ``loads`` with no part deeper than ``MAX_DEPTH``.
 
     Raises what ``loads`` raises for text that is not JSON (never ``RecursionError``).
@@ -36,9 +37,13 @@ def loads_bounded(text: str, loads: Callable[[str], Any] = json.loads) -> tuple[
     except RecursionError:
         shallow, cuts = cut_text(text)
         return loads(shallow), cuts
-    if text.count("{") + text.count("[") <= MAX_DEPTH:
-        return value, 0
-    return value, clip_value(value)
+    return value, cut_deep(value, text)
+
+
+def cut_deep(value: Any, text: str) -> int:
+    """``clip_value`` of ``value`` decoded from ``text``, skipped (0) when ``text`` holds too few
+    brackets to nest deeper than ``MAX_DEPTH`` (the common case costs two counts)."""
+    return 0 if text.count("{") + text.count("[") <= MAX_DEPTH else clip_value(value)
 
 
 def clip_value(value: Any, limit: int = MAX_DEPTH) -> int:

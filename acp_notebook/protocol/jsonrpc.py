@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .depth import Decoded
 from .diagnostics import Diagnostic
 from .patch import type_name
 from .rpccheck import RequestId, clip, error_problem, load_json, read_id, request_problem
@@ -40,6 +41,7 @@ from .rpcmessages import (
     Response,
     encode,
     encode_batch,
+    encode_plain,
     to_wire,
 )
 
@@ -61,6 +63,7 @@ __all__ = [
     "Response",
     "encode",
     "encode_batch",
+    "encode_plain",
     "parse_line",
     "parse_message",
     "to_wire",
@@ -73,13 +76,16 @@ class Parsed:
 
     ``batch`` is True when the line was a non-empty JSON array: its replies (and the responses
     to its requests) are sent together as one array line. An empty array's single ``-32600``
-    is not a batch reply (the transports page: "not a response array").
+    is not a batch reply (the transports page: "not a response array"). ``plain`` is the line's
+    JSON value and cuts as plain ``json.loads`` reads them (``rpccheck.load_json``), so that a
+    recorder need not decode the line again; None when it would read them differently.
     """
 
     messages: list[Message] = field(default_factory=list)
     replies: list[Response] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     batch: bool = False
+    plain: Decoded | None = None
 
 
 def parse_line(line: bytes | str, *, null_ids: bool = True) -> Parsed:
@@ -88,7 +94,7 @@ def parse_line(line: bytes | str, *, null_ids: bool = True) -> Parsed:
     ``null_ids``: whether a request id may be null (v1: yes; v2's ``RequestId``: never).
     """
     out = Parsed()
-    data, problem, text = load_json(line, out.diagnostics)
+    data, problem, text, out.plain = load_json(line, out.diagnostics)
     if problem is not None:
         _not_json(data, problem, text, out, null_ids)
     elif isinstance(data, list):

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
-from .depth import CUT, MAX_DEPTH, loads_bounded
+from .depth import CUT, MAX_DEPTH, Decoded, cut_deep, loads_bounded
 from .diagnostics import Diagnostic
 from .patch import type_name
 
@@ -41,36 +42,66 @@ class _NonFinite:
         return self.name
 
 
-def load_json(line: bytes | str, diagnostics: list[Diagnostic]) -> tuple[Any, str | None, str]:
-    """``(value, problem, text)`` for one line; ``problem`` is None when it is JSON.
+def load_json(
+    line: bytes | str, diagnostics: list[Diagnostic]
+) -> tuple[Any, str | None, str, Decoded | None]:
+    """``(value, problem, text, plain)`` for one line; ``problem`` is None when it is JSON.
 
     When the only problem is ``NaN``/``Infinity`` the value is still returned (with markers in
-    their place), so that a request's id can be answered.
+    their place), so that a request's id can be answered. ``plain`` is ``(value, cuts)`` when
+    plain ``json.loads`` reads the line the same way (the trace reuses it: one decode per line),
+    else None (not JSON, ``NaN`` and the like, a byte order mark).
     """
-    if isinstance(line, str):
-        text = line.strip(" \t\r\n")
-    else:
-        try:
-            text = line.decode("utf-8").strip(" \t\r\n")
-        except UnicodeDecodeError as exc:
-            text = _replaced(line, exc, diagnostics).strip(" \t\r\n")
-    if text[:1] == "\ufeff":
+    try:
+        text = (line if isinstance(line, str) else line.decode("utf-8")).strip(" \t\r\n")
+    except UnicodeDecodeError as exc:
+        text = _replaced(line, exc, diagnostics).strip(" \t\r\n")  # type: ignore[arg-type]
+    bom = text[:1] == "\ufeff"
+    if bom:
         diagnostics.append(
             Diagnostic("utf8-bom", "line starts with a byte order mark (ignored)", level="info")
         )
         text = text[1:].strip(" \t\r\n")
+    try:  # the common case first: one scan reads the whole line
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError, _NotHeld):
+        end = -1
+    if end != len(text):
+        return _load_again(text, bom, diagnostics)
+    cuts = cut_deep(value, text)
+    if cuts:
+        _noted_cuts(value, cuts, text, diagnostics)
+    return value, None, text, None if bom else (value, cuts)
+
+
+def _load_again(
+    text: str, bom: bool, diagnostics: list[Diagnostic]
+) -> tuple[Any, str | None, str, Decoded | None]:
+    """``load_json`` of a line one scan did not read whole: empty, not JSON, too deep, ``NaN``."""
     if not text:
-        return None, None, text
-    if "NaN" not in text and "Infinity" not in text:  # the common case: one fast decoder
-        try:
-            value, cuts = loads_bounded(text, _DECODER.decode)
-            return _noted_cuts(value, cuts, text, diagnostics), None, text
-        except _TooLarge:
-            pass  # decode again below, keeping a marker where the number was
-        except ValueError as exc:
-            return None, str(exc) or type(exc).__name__, text
+        return None, None, text, None
+    try:
+        value, cuts = plain = loads_bounded(text, _strict)
+    except _NotHeld:
+        pass  # decode again below, keeping a marker where NaN or the too large number was
+    except ValueError as exc:
+        return None, str(exc) or type(exc).__name__, text, None
+    else:
+        return _noted_cuts(value, cuts, text, diagnostics), None, text, None if bom else plain
     value, problem, cuts = _decode_marking(text)
-    return _noted_cuts(value, cuts, text, diagnostics), problem, text
+    return _noted_cuts(value, cuts, text, diagnostics), problem, text, None
+
+
+def _strict(text: str) -> Any:
+    """``text`` (stripped) decoded strictly: the C scanner called directly, the decoder's own
+    error (``Expecting value``, ``Extra data``) when it does not read the whole text."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        end = -1
+    if end != len(text):
+        return _DECODER.decode(text)  # raises
+    return value
 
 
 def _noted_cuts(value: Any, cuts: int, text: str, diagnostics: list[Diagnostic]) -> Any:
@@ -100,18 +131,23 @@ def _decode_marking(text: str) -> tuple[Any, str | None, int]:
     return value, (_NONFINITE if found else None), cuts
 
 
-class _TooLarge(Exception):
-    """A number beyond float range (``1e400``): JSON we cannot hold, like ``NaN``."""
+class _NotHeld(Exception):
+    """``NaN``, ``Infinity`` or a number beyond float range (``1e400``): JSON we cannot hold."""
 
 
 def _finite_float(digits: str) -> float:
     value = float(digits)
     if math.isinf(value):
-        raise _TooLarge(digits)
+        raise _NotHeld(digits)
     return value
 
 
-_DECODER = json.JSONDecoder(parse_float=_finite_float)
+def _not_held(name: str) -> Any:
+    raise _NotHeld(name)
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_not_held)
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def _replaced(line: bytes, exc: UnicodeDecodeError, diagnostics: list[Diagnostic]) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .depth import MAX_DEPTH, Decoded
 from .patch import json_copy
 from .rpccheck import RequestId
 
@@ -96,20 +97,32 @@ def encode(message: Message | list[Message]) -> bytes:
     JSON with ``\\ud800`` escapes, so any id can be echoed exactly. Raises ``ValueError`` for
     what JSON cannot carry — NaN or Infinity, a non-JSON type, a cycle — and an empty batch.
     """
-    if isinstance(message, list):
-        if not message:
-            raise ValueError("an empty batch is never sent")
-        obj: Any = [to_wire(m) for m in message]
-    else:
-        obj = to_wire(message)
+    return encode_plain(message)[0]
+
+
+def encode_plain(message: Message | list[Message]) -> tuple[bytes, Decoded | None]:
+    """``encode``'s line, and the object it encodes as ``(value, 0)`` (what reading the line back
+    gives, and writes the same JSON), so a recorder need not decode it again; None when a reader
+    would read it differently (nested deeper than ``depth.MAX_DEPTH``: it would cut parts)."""
+    obj = _wire_object(message)
     try:
         text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, RecursionError) as exc:
         raise ValueError(f"cannot encode as JSON: {exc}") from exc
     try:
-        return text.encode("utf-8") + b"\n"
+        line = text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:
-        return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
+        line = json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
+    shallow = line.count(b"{") + line.count(b"[") <= MAX_DEPTH
+    return line, (obj, 0) if shallow else None
+
+
+def _wire_object(message: Message | list[Message]) -> Any:
+    if not isinstance(message, list):
+        return to_wire(message)
+    if not message:
+        raise ValueError("an empty batch is never sent")
+    return [to_wire(m) for m in message]
 
 
 def encode_batch(responses: Sequence[Response]) -> bytes:

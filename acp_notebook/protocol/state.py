@@ -172,7 +172,8 @@ class SessionState:
         tc, created = self._tool_call_obj(tc_id, now)
         tc.content.append(item)
         tc.updated_at = now
-        self._ensure_terminals(terminal_refs([item]), now)
+        if item["type"] == "terminal":  # a clean terminal item has a string ``terminalId``
+            self._ensure_terminals([item["terminalId"]], now)
         self._changed("tool_call", tc_id, ("content",), created)
 
     # -- terminals -------------------------------------------------------------------------------
@@ -227,12 +228,14 @@ class SessionState:
     # -- messages, plans, run state and session-wide values ----------------------------------------
     def _conversation_update(self, update: dict[str, Any]) -> None:
         result = self._conversation.apply(update, self.diagnose)
-        if result is not None:
-            if result[0] == "message":
-                self._seen(self.messages[result[1]], result[3])
-            if result[3]:
-                self._note(result[0], result[1])
-            self._changed(*result)
+        if result is None:
+            return
+        kind, key, fields, created = result
+        if kind == "message":
+            self._seen(self.messages[key], created)
+        if created:
+            self._note(kind, key)
+        self._changed(kind, key, fields, created)
 
     def _seen(self, msg: Message, created: bool) -> None:
         msg.last_seen = now = self._clock()

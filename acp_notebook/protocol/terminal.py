@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import Any
 
 from .ansi import DecodedText
@@ -58,21 +57,18 @@ def decode_base64(data: Any) -> bytes | None:
 
     Valid is ``[A-Za-z0-9+/]*`` of a length that is a multiple of 4, with ``=`` only as the last
     one or two characters (no whitespace, no line breaks); ``""`` is ``b""``. CPython's
-    ``b64decode(validate=True)`` also takes ``YWJj=`` or ``YWJj====``, so the shape is checked
-    here first. Non-zero pad bits (``YR==``) are accepted and dropped (section 3.5 lets a decoder
-    reject them; we read them the same way every time: ``YR==`` is ``b"a"``, like ``YQ==``).
+    ``b64decode(validate=True)`` also takes ``YWJj=`` or ``YWJj====``; ``a2b_base64`` in strict
+    mode refuses any other character and misplaced padding but still takes padding past a whole
+    quantum (``YWJj====``), so the length and a third ``=`` are checked here first. Non-zero pad
+    bits (``YR==``) are accepted and dropped (section 3.5 lets a decoder reject them; we read them
+    the same way every time: ``YR==`` is ``b"a"``, like ``YQ==``).
     """
-    if not isinstance(data, str) or len(data) % 4:
-        return None
-    if not _BASE64_BODY.fullmatch(data[:-2] if data.endswith("==") else data.removesuffix("=")):
+    if not isinstance(data, str) or len(data) % 4 or data.endswith("==="):
         return None
     try:
-        return base64.b64decode(data)
-    except (binascii.Error, ValueError):
+        return binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):  # ValueError: a character that is not ASCII
         return None
-
-
-_BASE64_BODY = re.compile(r"[A-Za-z0-9+/]*")
 
 
 class Terminal:
@@ -112,7 +108,7 @@ class Terminal:
         self.generation = 0
         self.background = False  # listed in the session's last ``background`` snapshot (the state sets it)
         self._ring = ByteRing(cap)
-        self._text = DecodedText()
+        self._text: DecodedText | None = None  # made when the text is first read
 
     @property
     def cap(self) -> int:
@@ -175,7 +171,7 @@ class Terminal:
     def _decoded(self) -> DecodedText:
         """The held bytes decoded; feeds only the bytes received since the last call."""
         base = self._ring.base
-        if self._text.base != base:  # bytes fell off the front: decode the held bytes afresh
+        if self._text is None or self._text.base != base:  # new, or bytes fell off the front
             self._text = DecodedText(base)
         if self._text.end < self._ring.end:
             self._text.feed(self._ring.read_from(self._text.end))
@@ -189,8 +185,8 @@ class Terminal:
         """Replace every stored byte by a snapshot."""
         self.generation += 1
         self._ring.clear()
-        self._text = DecodedText()
-        self.append(data)
+        self._text = None
+        self._ring.append(data)
 
     def to_dict(self) -> dict[str, Any]:
         """Wire shape (``terminal_update`` without ``sessionUpdate``); output always present."""

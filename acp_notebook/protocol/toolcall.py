@@ -146,20 +146,18 @@ def apply_fields(tc: ToolCall, update: dict[str, Any], report: Report, now: floa
     """Patch ``tc`` with one update's fields; returns the wire names of the changed fields."""
     changed = []
     for key, value in update.items():
-        if key == "sessionUpdate" or key == "toolCallId":
-            continue
-        if key == "_meta":
+        spec = _FIELDS.get(key)  # the schema's fields first: the common case
+        if spec is not None:
+            if _set_field(tc, key, spec, value, report):
+                changed.append(key)
+        elif key == "_meta":
             if value is None or isinstance(value, dict):
                 tc.meta = patch_meta(tc.meta, value)
                 changed.append(key)
             else:
                 report("invalid-field", f"`_meta` is {type_name(value)}, not an object", value)
-            continue
-        spec = _FIELDS.get(key)
-        if spec is None:
+        elif key != "sessionUpdate" and key != "toolCallId":
             _patch_extra(tc.extra, key, value)
-            changed.append(key)
-        elif _set_field(tc, key, spec, value, report):
             changed.append(key)
     tc.updated_at = now
     if tc.ended_at is None and tc.status in FINAL_STATUSES:
@@ -183,14 +181,14 @@ def _set_field(tc: ToolCall, key: str, spec: tuple[str, Any], value: Any, report
         )
         return False
     if key == "content":
-        value = clean_content(value, report)
+        value = clean_content(value, report)  # a new list
     elif key == "locations":
-        value = clean_locations(value, report)
+        value = clean_locations(value, report)  # a new list
     elif key == "status" and value not in STATUSES and not value.startswith("_"):
         report("unknown-status", f"unknown tool call status {value!r} (kept, shown as running)", value)
     elif key == "kind" and value not in KINDS and not value.startswith("_"):
         report("unknown-kind", f"unknown tool kind {value!r} (kept, shown as other)", value)
-    setattr(tc, attr, list(value) if expected is list else value)
+    setattr(tc, attr, value)
     return True
 
 

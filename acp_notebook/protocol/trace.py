@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .depth import loads_bounded
+from .depth import Decoded, loads_bounded
 
 FORMAT_VERSION = 1
 REDACTED = "<redacted>"
@@ -48,13 +48,19 @@ def header(client_version: str, command: list[str] | None, **extra: Any) -> dict
     return head
 
 
-def decode(direction: str, t: float, line: bytes) -> dict[str, Any]:
-    """One connection line as an entry: a ``message``, or ``stdout`` when it is not JSON."""
-    text = line.decode("utf-8", "replace").rstrip("\r\n")
-    try:
-        message, cuts = loads_bounded(text)
-    except ValueError:
-        return {"dir": direction, "t": round(t, 6), "kind": "stdout", "text": text}
+def decode(direction: str, t: float, line: bytes, plain: Decoded | None = None) -> dict[str, Any]:
+    """One connection line as an entry: a ``message``, or ``stdout`` when it is not JSON.
+
+    ``plain`` is the line's JSON value and cuts when the connection already has them (as
+    ``loads_bounded`` reads the line), so the line is not decoded a second time.
+    """
+    if plain is None:
+        text = line.decode("utf-8", "replace").rstrip("\r\n")
+        try:
+            plain = loads_bounded(text)
+        except ValueError:
+            return {"dir": direction, "t": round(t, 6), "kind": "stdout", "text": text}
+    message, cuts = plain
     entry: dict[str, Any] = {"dir": direction, "t": round(t, 6), "kind": "message", "message": message}
     if cuts:
         entry["cut"] = cuts
