@@ -754,11 +754,13 @@ async def test_key_in_env_needs_the_api_key_login(tmp_path: Path) -> None:
             for m in harness.flat_messages(tee.received)
             if m.get("method") == "_auth/status_update"
         ]
-        await until_async(lambda: len(statuses()) == 2, 10, message=lambda: f"auth statuses {statuses()}")
-        assert statuses() == [
-            {"authStatus": NOT_LOGGED_IN},
-            {"authStatus": {"kind": "api_key", "label": "OpenAI API key"}},
-        ]
+        logged_in = {"authStatus": {"kind": "api_key", "label": "OpenAI API key"}}
+        await until_async(
+            lambda: statuses()[-1:] == [logged_in], 10, message=lambda: f"auth statuses {statuses()}"
+        )
+        # codex's first status is an account read it starts after answering `initialize`: on a busy
+        # machine our login can land before that read ends, and then it reports the key only
+        assert statuses() in ([{"authStatus": NOT_LOGGED_IN}, logged_in], [logged_in]), statuses()
         assert agent.diagnostics == []
     finally:
         await agent.close()
