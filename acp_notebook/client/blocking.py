@@ -69,7 +69,7 @@ class PermissionGuard:
         self._stand_in = contextlib.nullcontext()
 
     def __enter__(self) -> PermissionGuard:
-        for request in list(self.desk.state.pending_permissions):  # e.g. a background turn's question
+        for request in self.desk.pending():  # e.g. a background turn's question
             self._answer(request)
         self._stand_in = self.desk.standing_in(self._answer)
         self._stand_in.__enter__()

@@ -59,6 +59,7 @@ class PermissionDesk:
         self._by_request_id: dict[Any, PermissionRequest] = {}
         self._tasks: set[asyncio.Task] = set()
         self._used: dict[str, Any] = {}  # request key -> the remembered rule that answered it
+        self._homes: dict[str, tuple[PermissionRequest, SessionState]] = {}  # key -> request, its state
 
     @property
     def handler(self) -> PermissionHandler | None:
@@ -68,8 +69,16 @@ class PermissionDesk:
     @handler.setter
     def handler(self, handler: PermissionHandler | str | None) -> None:
         self._handler = policies.as_policy(handler) if isinstance(handler, str) else handler
-        for perm in self.state.pending_permissions:
+        for perm in self.pending():
             self._offer(perm)
+
+    def pending(self) -> list[PermissionRequest]:
+        """Every request still waiting, in arrival order: the session's own and its subagents'."""
+        return [perm for perm, _home in self._homes.values() if perm.pending]
+
+    def _state_of(self, perm: PermissionRequest) -> SessionState:
+        home = self._homes.get(perm.key)
+        return home[1] if home is not None else self.state
 
     @contextlib.contextmanager
     def standing_in(self, handler: PermissionHandler) -> Iterator[None]:
@@ -81,19 +90,24 @@ class PermissionDesk:
         finally:
             self._stand_in = previous
 
-    def receive(self, request: Request, turn: Turn | None) -> PermissionRequest:
-        """Take an incoming request: record it, start the handler; the answer comes later."""
+    def receive(
+        self, request: Request, turn: Turn | None, home: SessionState | None = None
+    ) -> PermissionRequest:
+        """Take an incoming request: record it (in ``home``, a subagent's state, else the session's),
+        start the handler; the answer comes later."""
         self._count += 1
         perm = self._make(f"perm_{self._count}", request, self._send_answer)
         self._by_request_id[request.id] = perm
-        unknown = perm.tool_call_id is not None and perm.tool_call_id not in self.state.tool_calls
+        home = home if home is not None else self.state
+        self._homes[perm.key] = perm, home
+        unknown = perm.tool_call_id is not None and perm.tool_call_id not in home.tool_calls
         if unknown and self._note_unannounced:
-            self.state.diagnose(
+            home.diagnose(
                 "permission-unknown-tool-call",
                 f"{perm.key} concerns unknown {perm.tool_call_id!r}",
                 level="info",
             )
-        self.state.add_permission(perm)
+        home.add_permission(perm)
         if turn is not None and perm.tool_call_id is not None:
             turn.saw_tool_call(perm.tool_call_id)
         if turn is not None and turn.cancel_requested and not turn.ended:
@@ -108,6 +122,7 @@ class PermissionDesk:
         self._count += 1
         perm = PermissionRequest(f"perm_{self._count}", None, params, 2, on_answer=self._local_answer)
         self._local[perm.key] = asyncio.get_running_loop().create_future()
+        self._homes[perm.key] = perm, self.state
         self.state.add_permission(perm)
         if not self._remembered(perm):
             self._offer(perm)
@@ -135,15 +150,17 @@ class PermissionDesk:
         perm.cancel(by="cancel")
         return True
 
-    def cancel_all(self) -> None:
-        """Answer every pending request ``cancelled`` (the turn was cancelled)."""
-        for perm in self.state.pending_permissions:
-            perm.cancel(by="cancel")
+    def cancel_all(self, spared: frozenset[str] = frozenset()) -> None:
+        """Answer ``cancelled`` every pending request (the turn was cancelled) but those of the
+        subagent sessions in ``spared`` (background ones keep working)."""
+        for perm in self.pending():
+            if perm.session_id not in spared:
+                perm.cancel(by="cancel")
 
     def withdraw_all(self, reason: str, by: str) -> int:
         """The agent is gone: end every pending request ``cancelled``, sending nothing; how many."""
         count = 0
-        for perm in self.state.pending_permissions:
+        for perm in self.pending():
             if perm.withdraw(reason, by=by):
                 self._by_request_id.pop(perm.request_id, None)
                 future = self._local.pop(perm.key, None)
@@ -165,17 +182,18 @@ class PermissionDesk:
     def _answered(self, perm: PermissionRequest) -> None:
         """Log the answer; remember a user's ``*_always`` one; tell the state's observers."""
         entry = self.log.record(perm, self._used.pop(perm.key, None))
+        home = self._state_of(perm)
         if entry.who == "user" and entry.option_kind:
-            rule = learn(perm.key, policies.facts_of(perm, self.state), entry.option_kind)
+            rule = learn(perm.key, policies.facts_of(perm, home), entry.option_kind)
             if rule is not None:
                 self.rules.add(rule)
-                for other in self.state.pending_permissions:
+                for other in self.pending():
                     self._remembered(other)
-        self.state.permission_answered(perm)
+        home.permission_answered(perm)
 
     def _remembered(self, perm: PermissionRequest) -> bool:
         """Answer ``perm`` from a remembered decision, if one matches; True if it did."""
-        rule = self.rules.find(policies.facts_of(perm, self.state)) if self.rules else None
+        rule = self.rules.find(policies.facts_of(perm, self._state_of(perm))) if self.rules else None
         choice = policies.option_of(perm, ALWAYS[rule.decision]) if rule is not None else None
         if choice is None or not perm.pending:
             return False
@@ -197,7 +215,7 @@ class PermissionDesk:
         diagnose = self.state.diagnose
         is_policy = isinstance(handler, policies.Policy)
         try:
-            choice = handler.answer(perm, self.state) if is_policy else handler(perm)
+            choice = handler.answer(perm, self._state_of(perm)) if is_policy else handler(perm)
             if inspect.isawaitable(choice):
                 choice = await choice
         except Exception as exc:

@@ -35,9 +35,11 @@ class Route:
 @dataclass(frozen=True)
 class SessionParts:
     """What a session gets from its agent: the traffic recorder, the agent's summary, and its
-    entry in the table (``register`` its route, ``forget`` it when closed)."""
+    entries in the table (``register`` its route and its subagents', ``forget`` them when closed,
+    ``routed``: whether an id has one already)."""
 
     traffic: Traffic
     agent_summary: Callable[[], AgentSummary]
     register: Callable[[str, Route], None]
     forget: Callable[[str], None]
+    routed: Callable[[str], bool]

@@ -14,7 +14,7 @@ marks this turn's unfinished tool calls ``cancelled``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..protocol.jsonrpc import Request
@@ -35,6 +35,7 @@ from .permissions import PermissionDesk, PermissionHandler
 from .recorder import Traffic
 from .routing import Route, SessionParts
 from .settings import SessionSettings
+from .subagents import SUBAGENT_UPDATE, Children, Subagent, background_sessions
 from .summary import SessionSummary
 from .turn_runner import Prompt, TurnRunner, to_blocks
 from .turns import CANCEL_GRACE, TurnQueue
@@ -76,6 +77,7 @@ class Session:
         self._queue = TurnQueue(conn.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
         self._notebook = notebook  # the `notebook` MCP server (new_session(share=))
+        self._children = Children(self.state, lambda: self.cwd, conn, self._permissions, parts, session_id)
         if notebook is not None:
             notebook.bind(self.state, self._ask, self._permissions.wait)
         parts.register(session_id, self._route())
@@ -108,8 +110,8 @@ class Session:
 
     @property
     def pending_permissions(self) -> list[PermissionRequest]:
-        """Permission requests still waiting for an answer."""
-        return self.state.pending_permissions
+        """Permission requests still waiting for an answer: this session's and its subagents'."""
+        return self._permissions.pending()
 
     @property
     def pending_reviews(self) -> list[Review]:
@@ -157,6 +159,12 @@ class Session:
         return len(self._queue.queued())
 
     @property
+    def subagents(self) -> Mapping[str, Subagent]:
+        """The child sessions the agent runs for this one (``subagent_update``), in order: read-only,
+        each with its own ``state``; their permission requests are in ``pending_permissions``."""
+        return self._children.view
+
+    @property
     def traffic(self) -> list[dict[str, Any]]:
         """This session's recent messages (the agent's traffic entries tagged with its id)."""
         return self._parts.traffic.ring.list(self.session_id)
@@ -179,6 +187,8 @@ class Session:
         incoming = self._conn.read_update(update, self.state.tool_calls.get)
         self.state.take(incoming)
         self._runner.saw(incoming.update)
+        if isinstance(incoming.update, dict) and incoming.update.get("sessionUpdate") == SUBAGENT_UPDATE:
+            self._children.saw(incoming.update)
 
     def _ask(self, params: dict[str, Any]) -> PermissionRequest:
         """A question of the client's own about this session, on its permission desk."""
@@ -246,7 +256,7 @@ class Session:
         """Cancel the current turn: notify the agent, answer permissions and reviews, mark tool calls."""
         sent = self._conn.cancel(self.session_id)  # the notification goes out now
         unfinished = self._runner.cancel_requested()
-        self._permissions.cancel_all()
+        self._permissions.cancel_all(background_sessions(self.state.background))
         self._host.reviews.cancel_all()
         for tc_id in unfinished:
             self.state.apply(
@@ -277,6 +287,7 @@ class Session:
         await self._conn.close_session(self.session_id)
         self._runner.end_running(CANCELLED)  # the agent will say no more about this session
         await self._release()
+        self._children.forget_all()
         self._parts.forget(self.session_id)
 
     async def _release(self) -> None:

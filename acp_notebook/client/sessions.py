@@ -141,7 +141,10 @@ class Sessions:
         checkpoints: bool | None,
         notebook: NotebookLink | None,
     ) -> Session:
-        parts = SessionParts(self._traffic, self._agent_summary, self._routes.__setitem__, self._forget)
+        routes = self._routes
+        parts = SessionParts(
+            self._traffic, self._agent_summary, routes.__setitem__, self._forget, routes.__contains__
+        )
         session = Session(
             self._connection(), session_id, cwd, parts,
             roots=[cwd, *extra], files=files, checkpoints=checkpoints, notebook=notebook,

@@ -29,6 +29,7 @@ from .messages import PLAN_KINDS, ROLES, Conversation, Message, Plan
 from .patch import type_name
 from .permission import SHOWN_FIELDS, PermissionRequest, emptied
 from .session_values import GENERIC_KINDS, SESSION_KINDS, background_ids, read_session_update
+from .subagents import SubagentInfo, apply_subagent_update
 from .terminal import DEFAULT_OUTPUT_CAP, Terminal, apply_terminal_fields, decode_base64
 from .toolcall import ToolCall, apply_fields
 
@@ -75,6 +76,7 @@ class SessionState:
         self.notices: list[dict[str, Any]] = []
         self.auth_status: AuthStatus | None = None  # the agent's, kind and label only (``auth_status``)
         self.other_updates: list[dict[str, Any]] = []
+        self.subagents: dict[str, SubagentInfo] = {}  # children this session announced, by id
         self.terminal_output_cap = terminal_output_cap
         self.traffic_source: Callable[[], Iterable[dict[str, Any]]] | None = None  # the recorder's ring
         self._clock = clock
@@ -286,6 +288,9 @@ class SessionState:
             return
         if kind not in GENERIC_KINDS and not kind.startswith("_"):
             self.diagnose("unknown-update", f"unknown update kind {kind!r} (kept raw)", update, "info")
+        self._keep_raw(kind, update)
+
+    def _keep_raw(self, kind: str, update: dict[str, Any]) -> None:
         self.other_updates.append(dict(update))
         self._note("other", len(self.other_updates) - 1)
         self._changed("other", str(len(self.other_updates) - 1), (kind,), True)
@@ -366,6 +371,21 @@ class SessionState:
         """The rows of table ``kind`` as a pandas DataFrame (the ``[pandas]`` extra)."""
         return tables.frame(self, kind)
 
+    # -- subagents -------------------------------------------------------------------------------
+    def _subagent_update(self, update: dict[str, Any]) -> None:
+        """A child session announced or patched (``subagents``); the raw update is also kept, in
+        ``other_updates`` and the timeline, as the views show it."""
+        child_id = self._id(update, "sessionId")
+        if child_id is None:
+            return
+        info = self.subagents.get(child_id)
+        created = info is None
+        if info is None:
+            info = self.subagents[child_id] = SubagentInfo(child_id)
+        fields = apply_subagent_update(info, update, self.diagnose)
+        self._keep_raw("subagent_update", update)
+        self._changed("subagent", child_id, tuple(fields), created)
+
     _HANDLERS: ClassVar[dict[str, Handler]] = {
         "tool_call_update": _tool_call,
         "tool_call": _v1_tool_call,
@@ -375,4 +395,5 @@ class SessionState:
         **dict.fromkeys((*ROLES, *PLAN_KINDS), _conversation_update),
         **dict.fromkeys(SESSION_KINDS, _session_update),
         "notice": _notice,
+        "subagent_update": _subagent_update,
     }

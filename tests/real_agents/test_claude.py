@@ -800,13 +800,7 @@ async def test_env_v1_shell_output_reaches_a_terminal(tmp_path: Path) -> None:
             mock.__exit__(None, None, None)
 
 
-# -- subagents: a later issue (19) ---------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 19: a subagent's child session is not registered; its permission request is"
-    " answered with an error instead of reaching session.pending_permissions",
-)
+# -- subagents (issue 19) --------------------------------------------------------------------------------
 async def test_subagent_permission_reaches_the_user(claude: Run) -> None:
     """The ``Agent`` tool runs a child session (``subagent_update``); the child asks before a
     command under its own ``sessionId``. The request must reach the user (the root session's
@@ -830,6 +824,9 @@ async def test_subagent_permission_reaches_the_user(claude: Run) -> None:
         assert children, "no subagent_update on the wire"
         pending = session.pending_permissions
         assert [p.session_id for p in pending] == [children[0]]
+        child = session.subagents[children[0]]
+        assert child.parent_id == session.session_id and list(session.subagents) == children[:1]
+        assert child.state.tool_calls and not set(child.state.tool_calls) & set(session.state.tool_calls)
         pending[0].select(ALLOW)
         assert await asyncio.wait_for(turn, TURN) == "end_turn"
     finally:

@@ -1,0 +1,186 @@
+"""Subagents: the child sessions an agent runs for a session (``subagent_update``), registered as
+they are announced, each with its own state, asking through the root session's permission desk.
+
+A child is read-only: it has no ``prompt``, ``set_mode``, ``set_config_option`` or ``close``; it
+permits only what its own ``capabilities`` grant — today ``cancel``. Its updates go to its own
+``SessionState`` (never to its parent's); its permission requests go to the root session's desk,
+handler and policies (``session.pending_permissions``, ``request.session_id`` the child's).
+Children nest: a child's own ``subagent_update`` registers a grandchild the same way. A later
+update never moves a child to another parent. What the parent was told about the child (title,
+state, capabilities …) is the parent state's record (``protocol.subagents``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import MappingProxyType
+from typing import Any
+
+from ..protocol.jsonrpc import Request
+from ..protocol.state import SessionState
+from ..protocol.subagents import SubagentInfo
+from .connection import DEFERRED
+from .errors import AgentExited, RpcError
+from .exit_cleanup import end_tool_calls, exit_note
+from .permissions import PermissionDesk
+from .routing import Route, SessionParts
+from .wire import AgentConnection
+
+SUBAGENT_UPDATE = "subagent_update"
+METHOD_NOT_FOUND = -32601
+
+
+class Children:
+    """The subagents one session announced, by id, in announcement order."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        cwd: Callable[[], str | None],
+        conn: AgentConnection,
+        desk: PermissionDesk,
+        parts: SessionParts,
+        parent_id: str,
+    ) -> None:
+        self._state, self._cwd, self._conn, self._desk, self._parts = state, cwd, conn, desk, parts
+        self._parent_id = parent_id
+        self._by_id: dict[str, Subagent] = {}
+
+    @property
+    def view(self) -> MappingProxyType[str, Subagent]:
+        """The children, read-only."""
+        return MappingProxyType(self._by_id)
+
+    def saw(self, update: dict[str, Any]) -> None:
+        """A ``subagent_update`` this session's state applied: register a child it announces."""
+        child_id = update.get("sessionId")
+        if not isinstance(child_id, str) or child_id in self._by_id:
+            return
+        if self._parts.routed(child_id):
+            message = (
+                f"subagent_update for {child_id!r}, a session that is not a child of {self._parent_id!r}"
+            )
+            self._state.diagnose("subagent-not-moved", message, {"sessionId": child_id})
+            return
+        self._by_id[child_id] = Subagent(child_id, self._parent_id, self, self._conn, self._desk, self._parts)
+
+    def info(self, child_id: str) -> SubagentInfo:
+        """What this session was told about child ``child_id``."""
+        return self._state.subagents[child_id]
+
+    def cwd(self) -> str | None:
+        """This session's effective working directory (what an unset child ``cwd`` inherits)."""
+        return self._cwd()
+
+    def forget_all(self) -> None:
+        """Drop every child (and theirs) from the agent's table: the session is closed."""
+        for child in self._by_id.values():
+            child.forget()
+
+
+class Subagent:
+    """One child session: read-only, with its own state; ``cancel()`` where it allows it."""
+
+    def __init__(
+        self,
+        session_id: str,
+        parent_id: str,
+        siblings: Children,
+        conn: AgentConnection,
+        desk: PermissionDesk,
+        parts: SessionParts,
+    ) -> None:
+        self.session_id, self.parent_id = session_id, parent_id
+        self.state = SessionState()
+        self._siblings, self._conn, self._desk, self._parts = siblings, conn, desk, parts
+        self._children = Children(self.state, lambda: self.cwd, conn, desk, parts, session_id)
+        parts.register(session_id, self._route())
+
+    def _route(self) -> Route:
+        return Route(
+            self.state, self._take_update, self._take_permission, _no_host,
+            self._desk.cancel_request, self._exited, _nothing,
+        )  # fmt: skip
+
+    # -- what the parent was told ---------------------------------------------------------------
+    @property
+    def info(self) -> SubagentInfo:
+        """The parent's record of this child (title, description, state, capabilities, placement)."""
+        return self._siblings.info(self.session_id)
+
+    @property
+    def title(self) -> str | None:
+        """The parent's display title for this child."""
+        return self.info.title
+
+    @property
+    def description(self) -> str | None:
+        """The parent's description of this child's task."""
+        return self.info.description
+
+    @property
+    def run_state(self) -> str:
+        """The child's activity as last reported (``unknown`` when unconfirmed)."""
+        return self.info.run_state
+
+    @property
+    def cwd(self) -> str | None:
+        """Where the child works: its own ``cwd``, else its parent's."""
+        return self.info.effective_cwd(self._siblings.cwd())
+
+    @property
+    def subagents(self) -> MappingProxyType[str, Subagent]:
+        """This child's own children."""
+        return self._children.view
+
+    # -- what the agent sends for it -------------------------------------------------------------
+    def _take_update(self, update: Any) -> None:
+        incoming = self._conn.read_update(update, self.state.tool_calls.get)
+        self.state.take(incoming)
+        if isinstance(incoming.update, dict) and incoming.update.get("sessionUpdate") == SUBAGENT_UPDATE:
+            self._children.saw(incoming.update)
+
+    def _take_permission(self, request: Request) -> object:
+        self._desk.receive(request, None, self.state)  # asked through the root session's desk
+        return DEFERRED
+
+    def _exited(self, error: AgentExited, expected: bool) -> None:
+        end_tool_calls(
+            self.state, "cancelled" if expected else "failed", None if expected else exit_note(error)
+        )
+
+    # -- what the client may do --------------------------------------------------------------------
+    async def cancel(self) -> None:
+        """Cancel the child's current work (``session/cancel`` with its id), where its
+        ``capabilities.cancel`` allows it; its pending permission requests are answered ``cancelled``."""
+        if not self.info.cancellable:
+            raise ValueError(f"subagent {self.session_id!r} does not advertise capabilities.cancel")
+        sent = self._conn.cancel(self.session_id)
+        for request in self._desk.pending():
+            if request.session_id == self.session_id:
+                request.cancel(by="cancel")
+        await sent
+
+    def forget(self) -> None:
+        """Leave the agent's table, with every child of this one."""
+        self._children.forget_all()
+        self._parts.forget(self.session_id)
+
+    def __repr__(self) -> str:
+        return f"<Subagent {self.session_id} of {self.parent_id} {self.run_state}>"
+
+
+def _no_host(request: Request) -> object:
+    raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method} (a subagent session)")
+
+
+async def _nothing() -> None:
+    return None
+
+
+def background_sessions(background: list[Any] | None) -> frozenset[str]:
+    """The subagent sessions a ``background`` snapshot lists (``BackgroundSubagent``)."""
+    items = background if isinstance(background, list) else []
+    return frozenset(
+        b["sessionId"] for b in items if isinstance(b, dict) and isinstance(b.get("sessionId"), str)
+    )
