@@ -152,6 +152,7 @@ async def test_a_child_updates_its_own_state_and_asks_through_the_root() -> None
     assert list(child.state.tool_calls) == ["c1"] and "c1" not in session.state.tool_calls
     (request,) = session.pending_permissions
     assert request.session_id == CHILD and agent.unknown_sessions == {}
+    assert list(session.state.permissions) == [request.key]  # its card: the root's view shows it
     request.select("ok")
     assert peer.answers()[-1] == {
         "jsonrpc": "2.0",

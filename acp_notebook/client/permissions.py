@@ -59,7 +59,7 @@ class PermissionDesk:
         self._by_request_id: dict[Any, PermissionRequest] = {}
         self._tasks: set[asyncio.Task] = set()
         self._used: dict[str, Any] = {}  # request key -> the remembered rule that answered it
-        self._homes: dict[str, tuple[PermissionRequest, SessionState]] = {}  # key -> request, its state
+        self._subjects: dict[str, SessionState] = {}  # key -> a subagent's state holding its tool call
 
     @property
     def handler(self) -> PermissionHandler | None:
@@ -74,11 +74,11 @@ class PermissionDesk:
 
     def pending(self) -> list[PermissionRequest]:
         """Every request still waiting, in arrival order: the session's own and its subagents'."""
-        return [perm for perm, _home in self._homes.values() if perm.pending]
+        return self.state.pending_permissions
 
     def _state_of(self, perm: PermissionRequest) -> SessionState:
-        home = self._homes.get(perm.key)
-        return home[1] if home is not None else self.state
+        """The state holding the request's tool call (a subagent's, or the session's)."""
+        return self._subjects.get(perm.key, self.state)
 
     @contextlib.contextmanager
     def standing_in(self, handler: PermissionHandler) -> Iterator[None]:
@@ -91,15 +91,17 @@ class PermissionDesk:
             self._stand_in = previous
 
     def receive(
-        self, request: Request, turn: Turn | None, home: SessionState | None = None
+        self, request: Request, turn: Turn | None, subject_home: SessionState | None = None
     ) -> PermissionRequest:
-        """Take an incoming request: record it (in ``home``, a subagent's state, else the session's),
-        start the handler; the answer comes later."""
+        """Take an incoming request: record it, start the handler; the answer comes later. A
+        subagent's request is recorded here too (its card, its answer) while its tool call subject
+        goes to ``subject_home``, the child's state."""
         self._count += 1
         perm = self._make(f"perm_{self._count}", request, self._send_answer)
         self._by_request_id[request.id] = perm
-        home = home if home is not None else self.state
-        self._homes[perm.key] = perm, home
+        home = subject_home if subject_home is not None else self.state
+        if subject_home is not None:
+            self._subjects[perm.key] = subject_home
         unknown = perm.tool_call_id is not None and perm.tool_call_id not in home.tool_calls
         if unknown and self._note_unannounced:
             home.diagnose(
@@ -107,7 +109,9 @@ class PermissionDesk:
                 f"{perm.key} concerns unknown {perm.tool_call_id!r}",
                 level="info",
             )
-        home.add_permission(perm)
+        if subject_home is not None:
+            subject_home.apply_permission_subject(perm)
+        self.state.add_permission(perm, subject=subject_home is None)
         if turn is not None and perm.tool_call_id is not None:
             turn.saw_tool_call(perm.tool_call_id)
         if turn is not None and turn.cancel_requested and not turn.ended:
@@ -122,7 +126,6 @@ class PermissionDesk:
         self._count += 1
         perm = PermissionRequest(f"perm_{self._count}", None, params, 2, on_answer=self._local_answer)
         self._local[perm.key] = asyncio.get_running_loop().create_future()
-        self._homes[perm.key] = perm, self.state
         self.state.add_permission(perm)
         if not self._remembered(perm):
             self._offer(perm)
@@ -182,14 +185,13 @@ class PermissionDesk:
     def _answered(self, perm: PermissionRequest) -> None:
         """Log the answer; remember a user's ``*_always`` one; tell the state's observers."""
         entry = self.log.record(perm, self._used.pop(perm.key, None))
-        home = self._state_of(perm)
         if entry.who == "user" and entry.option_kind:
-            rule = learn(perm.key, policies.facts_of(perm, home), entry.option_kind)
+            rule = learn(perm.key, policies.facts_of(perm, self._state_of(perm)), entry.option_kind)
             if rule is not None:
                 self.rules.add(rule)
                 for other in self.pending():
                     self._remembered(other)
-        home.permission_answered(perm)
+        self.state.permission_answered(perm)
 
     def _remembered(self, perm: PermissionRequest) -> bool:
         """Answer ``perm`` from a remembered decision, if one matches; True if it did."""

@@ -141,7 +141,7 @@ class Subagent:
             self._children.saw(incoming.update)
 
     def _take_permission(self, request: Request) -> object:
-        self._desk.receive(request, None, self.state)  # asked through the root session's desk
+        self._desk.receive(request, None, self.state)  # asked on the root session's desk; its tool call here
         return DEFERRED
 
     def _exited(self, error: AgentExited, expected: bool) -> None:

@@ -302,25 +302,33 @@ class SessionState:
             self._changed("session", "auth_status", ("auth_status",))
 
     # -- permissions and client-side file writes ---------------------------------------------------
-    def add_permission(self, request: PermissionRequest) -> None:
-        """Record a permission request; a ``tool_call`` subject is applied as an upsert.
+    def add_permission(self, request: PermissionRequest, subject: bool = True) -> None:
+        """Record a permission request; its ``tool_call`` subject is applied as an upsert here
+        unless ``subject`` is False (a subagent's request: its tool call lives in the child's state,
+        ``apply_permission_subject``).
 
-        What the subject emptied of the card is kept in ``request.shown_before``; whoever answers
-        the request calls ``permission_answered``.
+        Whoever answers the request calls ``permission_answered``.
         """
         for diag in request.diagnostics:
             self.diagnose(diag.code, diag.message, diag.detail)
-        update = request.tool_call_update
-        if update is not None:
-            known = self.tool_calls.get(update["toolCallId"])
-            before = known.to_dict() if known is not None and SHOWN_FIELDS & update.keys() else None
-            self._tool_call(update)
-            if before is not None:
-                request.shown_before = emptied(before, self.tool_calls[update["toolCallId"]].to_dict())
+        if subject:
+            self.apply_permission_subject(request)
         self.permission_times.setdefault(request.key, (self._clock(), None))
         self.permissions[request.key] = request
         self._note("permission", request.key)
         self._changed("permission", request.key, (), True)
+
+    def apply_permission_subject(self, request: PermissionRequest) -> None:
+        """Apply a request's ``tool_call`` subject as an upsert; what it emptied of the card is kept
+        in ``request.shown_before``."""
+        update = request.tool_call_update
+        if update is None:
+            return
+        known = self.tool_calls.get(update["toolCallId"])
+        before = known.to_dict() if known is not None and SHOWN_FIELDS & update.keys() else None
+        self._tool_call(update)
+        if before is not None:
+            request.shown_before = emptied(before, self.tool_calls[update["toolCallId"]].to_dict())
 
     def permission_answered(self, request: PermissionRequest) -> None:
         """Note when ``request`` got its outcome (``permission_times``) and tell observers."""
