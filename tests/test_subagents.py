@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from acp_notebook.protocol.session_values import background_sessions
 from acp_notebook.protocol.state import SessionState
 
 from .support import update
@@ -211,4 +212,28 @@ async def test_a_withdrawn_child_request_is_answered_and_a_stray_one_still_count
     await peer.settled()
     assert session.pending_permissions == [] and agent.unknown_sessions == {CHILD: 1}
     assert {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}} in peer.answers()
+    await agent.close()
+
+
+def test_only_subagent_items_of_a_background_snapshot_name_sessions() -> None:
+    listed = [
+        {"type": "subagent", "sessionId": "a"},
+        {"type": "_custom", "sessionId": "b"},
+        {"type": "subagent"},
+    ]
+    assert background_sessions(listed) == {"a"} and background_sessions(None) == frozenset()
+
+
+async def test_cancelling_the_session_spares_a_background_subagent_request() -> None:
+    peer, agent, session = await connect(2)
+    peer.send(announce())
+    peer.send(announce("fore"))
+    background = [{"type": "subagent", "sessionId": CHILD}]
+    peer.send(update({"sessionUpdate": "state_update", "state": "idle", "background": background}))
+    peer.send(ask(1, CHILD))
+    peer.send(ask(2, "fore", "c2"))
+    await peer.settled()
+    await session.cancel()
+    assert [r.session_id for r in session.pending_permissions] == [CHILD]
+    assert {"jsonrpc": "2.0", "id": 2, "result": {"outcome": {"outcome": "cancelled"}}} in peer.answers()
     await agent.close()

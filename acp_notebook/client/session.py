@@ -21,6 +21,7 @@ from ..protocol.jsonrpc import Request
 from ..protocol.patch import cancel_supported
 from ..protocol.permission import PermissionRequest
 from ..protocol.review import Review
+from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
 from . import blocking, headless
@@ -35,7 +36,7 @@ from .permissions import PermissionDesk, PermissionHandler
 from .recorder import Traffic
 from .routing import Route, SessionParts
 from .settings import SessionSettings
-from .subagents import SUBAGENT_UPDATE, Children, Subagent, background_sessions
+from .subagents import SUBAGENT_UPDATE, Children, Subagent
 from .summary import SessionSummary
 from .turn_runner import Prompt, TurnRunner, to_blocks
 from .turns import CANCEL_GRACE, TurnQueue

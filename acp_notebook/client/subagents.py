@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
-from ..protocol.jsonrpc import Request
+from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
 from .connection import DEFERRED
@@ -27,7 +27,6 @@ from .routing import Route, SessionParts
 from .wire import AgentConnection
 
 SUBAGENT_UPDATE = "subagent_update"
-METHOD_NOT_FOUND = -32601
 
 
 class Children:
@@ -176,11 +175,3 @@ def _no_host(request: Request) -> object:
 
 async def _nothing() -> None:
     return None
-
-
-def background_sessions(background: list[Any] | None) -> frozenset[str]:
-    """The subagent sessions a ``background`` snapshot lists (``BackgroundSubagent``)."""
-    items = background if isinstance(background, list) else []
-    return frozenset(
-        b["sessionId"] for b in items if isinstance(b, dict) and isinstance(b.get("sessionId"), str)
-    )

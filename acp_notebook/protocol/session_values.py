@@ -98,6 +98,17 @@ def _background_item(item: Any) -> bool:
     return key is None or isinstance(item.get(key), str)
 
 
+def background_sessions(background: list[Any] | None) -> frozenset[str]:
+    """The subagent sessions a ``background`` snapshot lists (``BackgroundSubagent`` items)."""
+    return frozenset(
+        item["sessionId"]
+        for item in background or []
+        if isinstance(item, dict)
+        and item.get("type") == "subagent"
+        and isinstance(item.get("sessionId"), str)
+    )
+
+
 def background_ids(background: list[Any] | None) -> set[tuple[str, str]]:
     """The ``(type, id)`` of each terminal and tool call a ``background`` snapshot lists."""
     ids = set()
