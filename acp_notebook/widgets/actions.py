@@ -47,6 +47,9 @@ class Actions:
     def cancel_terminal(self, terminal_id: str) -> None:
         """Cancel one terminal (no-op without a session)."""
 
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel one subagent's work (no-op without a session)."""
+
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Keystrokes typed into an interactive terminal (no-op without a session)."""
 
@@ -80,6 +83,14 @@ class SessionActions(Actions):
         """Ask the agent to cancel one terminal."""
         self._spawn(lambda: self.session.cancel_terminal(terminal_id))
 
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel subagent ``session_id`` (a child of this session, or deeper): ``Subagent.cancel()``."""
+        child = find_subagent(self.session, session_id)
+        if child is None:
+            self.state.diagnose("view-action-error", f"no subagent {session_id!r} to cancel")
+            return
+        self._spawn(child.cancel)
+
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Send keystrokes to a terminal the client runs."""
         self.session.terminal_input(terminal_id, data)
@@ -100,6 +111,17 @@ class SessionActions(Actions):
                 self.state.diagnose("view-action-error", f"{exc}")
 
         asyncio.get_running_loop().create_task(run())
+
+
+def find_subagent(source: Any, session_id: str) -> Any:
+    """The ``Subagent`` ``session_id`` among ``source``'s subagents and theirs (None if none)."""
+    todo = [source]
+    while todo:
+        children = getattr(todo.pop(), "subagents", None) or {}
+        if session_id in children:
+            return children[session_id]
+        todo.extend(children.values())
+    return None
 
 
 def actions_for(session: Any, state: SessionState) -> Actions:

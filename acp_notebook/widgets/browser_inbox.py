@@ -113,6 +113,7 @@ LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-
     "cancel_turn": lambda view, _: view.actions.cancel_turn(),
     "cancel_tool_call": lambda view, content: view.actions.cancel_tool_call(str(content.get("id"))),
     "cancel_terminal": lambda view, content: view.actions.cancel_terminal(str(content.get("id"))),
+    "cancel_subagent": lambda view, content: view.actions.cancel_subagent(str(content.get("session"))),
     "terminal_input": terminal_message,
     "terminal_resize": terminal_message,
     "review": review_message,
