@@ -300,6 +300,11 @@ class SessionView(anywidget.AnyWidget):
         item = self._keys.get(view_key)
         return tree_entries.build(self.tree, *item, self.root, whole=True) if item is not None else None
 
+    def terminal_target(self, view_id: Any) -> tuple[str, str | None]:
+        """``(terminal id, session id)`` of a terminal this view shows (the session None for its own)."""
+        scope, terminal_id = self._terminals.get(view_id, (self.tree.root, str(view_id)))
+        return terminal_id, scope.session_id if scope.card else None
+
     def _entry(self, view_key: str) -> dict[str, Any]:
         return tree_entries.build(self.tree, *self._keys[view_key], self.root)
 

@@ -92,7 +92,8 @@ def snapshot_of(
     blob, metas = bytearray(), {}
     for view_id, term in (terminals or {}).items():
         meta, data = saved_terminal(term, cap)
-        metas[view_id] = {**meta, "id": view_id, "blob": [len(blob), len(data)]}
+        named = {"id": view_id, "terminal_id": term.terminal_id}
+        metas[view_id] = {**meta, **named, "blob": [len(blob), len(data)]}
         blob += data
     state = tree.root.state
     head = header(state, summary, title, interactive, waiting or tree_entries.waiting_list(tree))

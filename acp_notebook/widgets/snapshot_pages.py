@@ -138,16 +138,14 @@ class SavedSnapshot:
         return self._piece(keys, encode(entries), old)
 
     def _terminal(self, view_id: str, term, old: _Piece | None) -> _Piece:
-        meta = {**vm.terminal_meta(term), "id": view_id}
+        meta = vm.terminal_meta(term)
         mark = (meta["gen"], meta["base"], meta["end"])
+        named = {"id": view_id, "terminal_id": term.terminal_id}  # last, in both forms (same JSON)
         if old is not None and old.sig[0] == mark:
-            return _Piece(
-                (mark, {**meta, "base": old.sig[1]["base"], "trimmed": old.sig[1]["trimmed"]}),
-                old.data,
-                old.pages,
-            )
+            kept = {"base": old.sig[1]["base"], "trimmed": old.sig[1]["trimmed"]}
+            return _Piece((mark, {**meta, **kept, **named}), old.data, old.pages)
         saved, data = saved_terminal(term, self.cap)
-        return self._piece((mark, {**saved, "id": view_id}), data, old)
+        return self._piece((mark, {**saved, **named}), data, old)
 
     def release(self) -> int:
         """Close the pages the last build replaced (after the view's update); returns how many."""

@@ -25,7 +25,7 @@ def terminal_moves(
         term = terminals.get(terminal_id)
         if term is None:
             continue
-        metas[terminal_id] = {**vm.terminal_meta(term), "id": terminal_id}
+        metas[terminal_id] = {**vm.terminal_meta(term), "id": terminal_id, "terminal_id": term.terminal_id}
         gen, end = sent.get(terminal_id, (-1, 0))
         reset = gen != term.generation or end < metas[terminal_id]["base"]
         at = metas[terminal_id]["base"] if reset else end

@@ -2,9 +2,9 @@
 items under their session, permission requests naming the subagent that asks. No I/O.
 
 A child's entry is its item's entry (``viewmodel``) with its terminals renamed to the view's ids
-(``Scope.terminal``), ``session`` set to the child's id and no cancel button unless the child can
-cancel one. A permission request carries ``card``, the view key of the tool-call card it is drawn
-in, and, when a subagent asks, ``session_id`` and ``subagent`` (its title). Agent text (titles,
+(``Scope.terminal``) and ``session`` set to the child's id (a Cancel click names it). A permission
+request carries ``card``, the view key of the tool-call card it is drawn in, and, when a subagent
+asks, ``session_id`` and ``subagent`` (its title). Agent text (titles,
 descriptions) passes through as data: the page inserts it as text.
 """
 
@@ -37,9 +37,6 @@ def child_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
     out = {**entry, "session": scope.session_id}
     if entry.get("kind") == "tool_call":
         out["items"] = [_renamed(scope, item) for item in entry.get("items", ())]
-        out["cancellable"] = entry.get("cancellable", False) and callable(
-            getattr(scope.source, "cancel_tool_call", None)
-        )
     return out
 
 
