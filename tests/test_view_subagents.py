@@ -203,3 +203,49 @@ async def test_the_export_and_the_snapshot_hold_the_childs_tree(recording) -> No
     exported = json.loads(data)
     assert exported["order"] == snap["order"] and "<b>Explore</b>" not in page  # text stays data
     await agent.close()
+
+
+def message(message_id: str, **fields) -> dict:
+    return {"sessionUpdate": "session_message", "messageId": message_id, **fields}
+
+
+def message_chunk(message_id: str, text: str) -> dict:
+    block = {"type": "text", "text": text}
+    return {"sessionUpdate": "session_message_chunk", "messageId": message_id, "content": block}
+
+
+async def test_each_session_shows_its_own_view_of_a_message_linked_to_the_other(recording) -> None:
+    peer, agent, session = await connect(2)
+    peer.send(announce(title="Explore"))
+    await peer.settled()
+    peer.send(update(message_chunk("out-1", "Find the "), "s1"))  # a chunk before the upsert
+    peer.send(update(message("out-1", senderSessionId="s1", recipientSessionId=CHILD), "s1"))
+    peer.send(update(message_chunk("out-1", "tests"), "s1"))
+    peer.send(update(message("in-1", senderSessionId="s1", recipientSessionId=CHILD), CHILD))
+    peer.send(update(message_chunk("in-1", "Find the tests"), CHILD))
+    peer.send(update(message("out-1", recipientMessageId="in-1"), "s1"))
+    peer.send(update(message("in-1", senderMessageId="out-1"), CHILD))
+    peer.send(update(message("rep-1", senderSessionId=CHILD, recipientSessionId="s1"), CHILD))
+    peer.send(update(message("rep-2", senderSessionId=CHILD, recipientSessionId="s1"), "s1"))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    entries, order = view.snapshot["entries"], view.snapshot["order"]
+    assert order == [CARD, f"{CARD}/session_message:in-1", f"{CARD}/session_message:rep-1",
+                     "session_message:out-1", "session_message:rep-2"]  # fmt: skip
+    task, received = entries["session_message:out-1"], entries[f"{CARD}/session_message:in-1"]
+    assert (task["direction"], task["relation"], task["peer_title"], task["markdown"]) == (
+        "outgoing",
+        "subagent",
+        "Explore",
+        "Find the tests",
+    )
+    assert task["link"] == f"{CARD}/session_message:in-1" and received["link"] == "session_message:out-1"
+    assert (received["direction"], received["relation"], received["peer"]) == ("incoming", "parent", "s1")
+    assert entries[f"{CARD}/session_message:rep-1"]["direction"] == "outgoing"
+    assert (entries["session_message:rep-2"]["direction"], entries["session_message:rep-2"]["relation"]) == (
+        "incoming",
+        "subagent",
+    )
+    assert not any(e["kind"] == "other" for e in entries.values())  # no raw JSON entries left
+    await agent.close()

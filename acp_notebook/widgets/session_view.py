@@ -36,7 +36,9 @@ from .snapshot_pages import SavedSnapshot, SnapshotPage
 from .subtree import SUBAGENT, Scope, ViewTree
 from .terminal_moves import terminal_moves
 
-ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
+ITEM_KINDS = {
+    "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
+}  # fmt: skip
 QUIET_KINDS = {"terminal", "diagnostic"}  # changes that leave a subagent's card as it was
 
 

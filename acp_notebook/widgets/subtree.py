@@ -7,7 +7,8 @@ of child ``C`` of a scope is that scope's key of ``("subagent", C)``; an item of
 Ids in keys that name a subagent or a child's item are escaped (``%`` and ``/``), so a ``/`` in a
 key that starts with ``subagent:`` only separates levels: the page finds an item's card as the key
 up to its last ``/``. A raw ``subagent_update`` in a timeline shows as its child's card (at the
-place the child was announced); the later ones patch that card. A child's state comes from the
+place the child was announced); the later ones patch that card. Likewise a raw ``session_message``
+or chunk shows as that message, at the place it was first seen. A child's state comes from the
 ``Subagent`` (``source.subagents``), registered just after its announcement was applied: until
 then ``child`` answers None and the caller asks again later.
 """
@@ -23,6 +24,8 @@ from .viewmodel import entry_key
 
 SUBAGENT = "subagent"
 SUBAGENT_UPDATE = "subagent_update"
+SESSION_MESSAGE = "session_message"
+SESSION_MESSAGE_KINDS = frozenset({SESSION_MESSAGE, "session_message_chunk"})
 
 
 def escape(value: Any) -> str:
@@ -51,12 +54,15 @@ class Scope:
         return terminal_id if not self.card else f"{self.card}/{escape(terminal_id)}"
 
     def shown(self, kind: str, key: Any) -> tuple[str, Any]:
-        """What timeline item ``(kind, key)`` shows as: a raw ``subagent_update`` as its child's card."""
+        """What timeline item ``(kind, key)`` shows as: a raw ``subagent_update`` as its child's
+        card, a raw ``session_message`` (or chunk) as that message."""
         if kind == "other":
             raw = self.state.other_updates[key]
-            child = raw.get("sessionId")
+            child, message = raw.get("sessionId"), raw.get("messageId")
             if raw.get("sessionUpdate") == SUBAGENT_UPDATE and child in self.state.subagents:
                 return SUBAGENT, child
+            if raw.get("sessionUpdate") in SESSION_MESSAGE_KINDS and message in self.state.session_messages:
+                return SESSION_MESSAGE, message
         return kind, key
 
     def ancestors(self) -> Iterator[Scope]:

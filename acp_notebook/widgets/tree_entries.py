@@ -15,7 +15,9 @@ from typing import Any
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from . import viewmodel as vm
-from .subtree import SUBAGENT, Scope, ViewTree
+from .entry_bound import bounded
+from .session_message_entry import session_message_entry
+from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree
 
 ACTIVE = frozenset({"running", "requires_action"})
 
@@ -26,7 +28,11 @@ def build(
     """The entry of item ``(kind, key)`` of ``scope`` (``kind`` as ``Scope.shown`` gives it)."""
     if kind == SUBAGENT:
         return subagent_entry(tree, scope, key)
-    entry = vm.build_entry(scope.state, kind, key, root, whole=whole)
+    if kind == SESSION_MESSAGE:
+        entry = session_message_entry(tree, scope, key)
+        entry = entry if whole else bounded(entry)
+    else:
+        entry = vm.build_entry(scope.state, kind, key, root, whole=whole)
     if kind == "permission":
         entry.update(asker(tree, scope.state.permissions[key]))
     return child_entry(scope, entry) if scope.card else entry

@@ -147,6 +147,17 @@ export class EntryList {
     card.perms.replaceChildren(...blocks);
   }
 
+  /** Show entry `key`: open the subagent cards it is in, scroll to it; false when not drawn. */
+  reveal(key) {
+    const node = this.listOf(key).nodes.get(key);
+    if (!node || node.hidden) return false;
+    for (let c = containerOf(key); c; c = containerOf(c)) this.subagents.get(c)?.setOpen(true);
+    node.scrollIntoView({ block: "nearest" });
+    node.classList.add("acp-anchor-flash");
+    setTimeout(() => node.classList.remove("acp-anchor-flash"), 1500);
+    return true;
+  }
+
   /** Drop `key` (not in a full order): a card's requests go back to their own places. */
   remove(key) {
     this.listOf(key).remove(key);

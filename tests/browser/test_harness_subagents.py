@@ -103,3 +103,41 @@ def test_a_subagent_tree_nests_asks_in_place_and_keeps_text_as_text(page):  # no
     page.patch({**full, "entries": {k: snap["entries"][k] for k in keys}, "terminals": {}})
     assert page.count(".acp-subagent") == 0 and page.count(f'[data-key^="{CARD}/"]') == 0
     assert page.count('[data-key="permission:perm_1"]') == 1  # back at its own place
+
+
+def _messages() -> dict:
+    """A task given to a subagent and its report, each session with its own view, linked."""
+    root, child = SessionState(), SessionState()
+    root.apply({"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "Explore"})
+    views = (
+        (root, "out-1", {"senderSessionId": "s1", "recipientSessionId": CHILD, "recipientMessageId": "in-1"}),
+        (child, "in-1", {"senderSessionId": "s1", "recipientSessionId": CHILD, "senderMessageId": "out-1"}),
+        (child, "rep-1", {"senderSessionId": CHILD, "recipientSessionId": "s1"}),
+        (root, "rep-2", {"senderSessionId": CHILD, "recipientSessionId": "s1"}),
+    )
+    for state, message_id, fields in views:
+        content = [{"type": "text", "text": f'**{message_id}** <img src=x onerror="window.pwned=1">'}]
+        state.apply(
+            {"sessionUpdate": "session_message", "messageId": message_id, "content": content, **fields}
+        )
+    source = SimpleNamespace(session_id="s1", subagents={CHILD: SimpleNamespace(state=child, subagents={})})
+    snap, _ = snapshot_of(ViewTree(root, source))
+    return snap
+
+
+def test_messages_between_sessions_say_which_way_and_link_their_other_view(page):  # noqa: F811
+    page.load(data={"snapshot": _messages(), "terminal_text": {}})
+    card = f'.acp-subagent[data-key="{CARD}"]'
+    page.page.wait_for_selector(card)
+    label = '(k) => document.querySelector(`[data-key="${k}"] .acp-smsg-label`).textContent'
+    assert page.js(label, "session_message:out-1") == "task → Explore"
+    assert page.js(label, "session_message:rep-2") == "report ← Explore"
+    assert page.js(label, f"{CARD}/session_message:in-1") == "task from the parent session"
+    assert page.js(label, f"{CARD}/session_message:rep-1") == "report → the parent session"
+    assert page.text('[data-key="session_message:out-1"] .acp-md strong') == "out-1"
+    assert page.count(".acp-session-msg img") == 0 and page.js("() => window.pwned") is None
+    assert page.count(f"{card}.acp-sub-open") == 0  # closed: nothing waits
+    page.page.locator('[data-key="session_message:out-1"] .acp-smsg-link').click()
+    assert page.count(f"{card}.acp-sub-open") == 1  # the received view is shown, its card opened
+    page.page.wait_for_selector(f'[data-key="{CARD}/session_message:in-1"].acp-anchor-flash')
+    assert bad_view_text(page.page) == []
