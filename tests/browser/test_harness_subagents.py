@@ -141,3 +141,32 @@ def test_messages_between_sessions_say_which_way_and_link_their_other_view(page)
     assert page.count(f"{card}.acp-sub-open") == 1  # the received view is shown, its card opened
     page.page.wait_for_selector(f'[data-key="{CARD}/session_message:in-1"].acp-anchor-flash')
     assert bad_view_text(page.page) == []
+
+
+def test_the_start_cells_lines_count_subagents_and_name_agent_turns(page):  # noqa: F811
+    page.load()  # the runtime, once
+    line = {"state": "ended", "stop_reason": "end_turn", "error": False, "tool_calls": 3, "started": None}
+    turns = [
+        {**line, "n": 1, "anchor": "s/t#1", "prompt": "Explore", "origin": "user", "subagents": 2},
+        {
+            **line,
+            "n": 2,
+            "anchor": "s/t#2",
+            "prompt": None,
+            "origin": "agent",
+            "origin_kind": "task-notification",
+        },
+    ]
+    waiting = [{"session_id": CHILD, "subagent": EVIL, "title": "Run <b>it</b>?"}]
+    header = {"title": "acp", "run_state": "idle", "waiting": waiting}
+    snapshot = {"seq": 1, "header": header, "turns": turns, "hint": None}
+    page.js(
+        "(s) => harness.loadWidget('loader', {kind: 'header', runtime: 'IPY_MODEL_rt1', snapshot: s})",
+        snapshot,
+    )
+    page.page.wait_for_selector('.acp-turn-line[data-turn="2"]')
+    assert page.texts(".acp-header-view .acp-turn-prompt") == ["Explore", "agent · task notification"]
+    assert page.text('.acp-turn-line[data-turn="1"] .acp-turn-meta') == "3 tool calls · 2 subagents"
+    assert page.text('.acp-turn-line[data-turn="2"]').count("subagent") == 0
+    assert page.text(".acp-header-view .acp-header-waiting") == f"waiting for you: {EVIL} — Run <b>it</b>?"
+    assert page.js("() => window.pwned") is None and bad_view_text(page.page) == []
