@@ -303,3 +303,43 @@ async def test_late_writes_of_a_background_subagent_are_its_turns_and_the_revert
     assert not (project / "child.txt").exists() and (project / "a.txt").read_text() == "a\n"
     assert told and all(cp in (first, second) for cp in told)
     await agent.close()
+
+
+async def test_a_prompt_about_to_start_when_the_agent_starts_a_turn_goes_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    peer = Peer(2)
+    agent = Agent(peer.stream)
+    await agent.initialize(2)
+    session = await agent.new_session(str(project))
+    repo, gate = session.checkpoints.repo, asyncio.Event()
+    snapshot = repo.snapshot
+
+    async def held_snapshot() -> Any:
+        await gate.wait()
+        return await snapshot()
+
+    monkeypatch.setattr(repo, "snapshot", held_snapshot)
+    task = session.prompt_task("hi")  # its checkpoint is being taken ...
+    await peer.settled()
+    peer.send(state("running"))  # ... when the agent starts a turn of its own
+    await peer.settled()
+    gate.set()
+    await until_async(
+        lambda: session.turns[0].checkpoint is not None and session.turns[0].checkpoint.before, 10
+    )
+    assert [t.origin for t in session.turns] == ["agent"] and prompts(peer) == []
+    peer.send(state("idle", stopReason="end_turn"))
+    await until_async(lambda: prompts(peer), 10, message="the prompt, after the agent's turn")
+    assert [(t.origin, t.number, t.checkpoint.number) for t in session.turns] == [
+        ("agent", 1, 1),
+        ("user", 2, 2),
+    ]
+    peer.reply(prompts(peer)[0]["id"], {})
+    peer.send(state("running"))
+    peer.send(state("idle", stopReason="end_turn"))
+    assert await asyncio.wait_for(task, 10) == "end_turn"
+    await agent.close()
