@@ -87,7 +87,7 @@ def test_one_line_per_turn_updates_live_and_when_the_turn_ends():
     assert line == {
         "n": 1, "anchor": anchor_of(session, 1), "prompt": "Fix the failing test", "state": "running",
         "stop_reason": None, "error": False, "tool_calls": 1, "started": 10.0, "duration": None,
-        "origin": "user", "origin_kind": None, "subagents": 0,
+        "origin": "user", "origin_kind": None, "origin_label": None, "subagents": 0,
     }  # fmt: skip
     assert message["header"]["run_state"] == "running"
     assert "entries" not in message and "order" not in message

@@ -249,3 +249,56 @@ async def test_each_session_shows_its_own_view_of_a_message_linked_to_the_other(
     )
     assert not any(e["kind"] == "other" for e in entries.values())  # no raw JSON entries left
     await agent.close()
+
+
+async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_its_own_line(
+    recording,
+) -> None:
+    """Claude's task notification after a background subagent: a turn with ``origin == "agent"``,
+    shown under the start cell's header (never in an earlier turn's cell) and on its own line."""
+    from acp_notebook.widgets import SessionHeaderView
+    from acp_notebook.widgets.agent_turns import AgentTurnViews
+    from acp_notebook.widgets.header_view import anchor_of
+
+    peer, agent, session = await connect(2)
+    earlier, fake, scheduler = make_view(session)  # an earlier turn's cell, ended
+    earlier.stop_following()
+    turns = AgentTurnViews(session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0])
+    header = SessionHeaderView(session, title="acp", scheduler=scheduler, clock=fake.clock)
+    origin = {"_claude/origin": {"kind": "task-notification"}}
+    peer.send(update({"sessionUpdate": "state_update", "state": "running"}, "s1"))
+    peer.send(update({"sessionUpdate": "usage_update", "used": 1, "size": 9, "_meta": origin}, "s1"))
+    reply = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "a1",
+        "content": {"type": "text", "text": "Done."},
+    }
+    peer.send(update(reply, "s1"))
+    peer.send(update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}, "s1"))
+    await peer.settled()
+    fake.advance(1)
+    (view,) = turns.box.children
+    assert view is turns.views[1] and view.anchor == anchor_of(session, 1)
+    assert view.title == "acp: agent · task notification" and view.entry_keys == ["message:a1"]
+    assert earlier.entry_keys == []
+    (line,) = header.turn_lines()
+    assert (line["origin"], line["origin_label"], line["prompt"], line["state"]) == (
+        "agent",
+        "task notification",
+        None,
+        "ended",
+    )
+    peer.send(
+        update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "a2",
+                "content": {"type": "text", "text": "x"},
+            },
+            "s1",
+        )
+    )
+    await peer.settled()
+    assert view.entry_keys == ["message:a1"]  # it ended: it follows no more
+    turns.close()
+    await agent.close()

@@ -127,6 +127,7 @@ class SessionHeaderView(anywidget.AnyWidget):
             "anchor": anchor_of(self.session, number),
             "origin": getattr(turn, "origin", "user"),
             "origin_kind": getattr(turn, "origin_kind", None),
+            "origin_label": getattr(turn, "origin_label", None),
             "prompt": first_line(message.text) if message is not None else None,
             "state": state,
             "stop_reason": turn.stop_reason,
@@ -157,8 +158,11 @@ class SessionHeaderView(anywidget.AnyWidget):
         self.scheduler.mark(self)
 
     def _note_turns(self, now: float, since: int | None = None) -> None:
-        for _ in range(len(self._records), len(self.session.turns)):
-            self._records.append(_Record(now, since=len(self.state.timeline) if since is None else since))
+        turns = self.session.turns
+        fallback = since if since is not None else len(self.state.timeline)
+        for n in range(len(self._records), len(turns)):
+            start = getattr(turns[n], "timeline_start", None)  # where the turn runner says it began
+            self._records.append(_Record(now, since=start if isinstance(start, int) else fallback))
 
     # -- flushing (called by the scheduler) -------------------------------------------------------
     def flush_patch(self) -> int:
@@ -225,9 +229,14 @@ def _earlier_turns(session: Any) -> list[_Record]:
     users = [(i, key) for i, (kind, key) in enumerate(timeline) if kind == "message"]
     users = [(i, key) for i, key in users if messages[key].role == "user"]
     turns = session.turns
-    if len(users) != len(turns):
-        return [_Record(None) for _ in turns]
-    return [_Record(None, prompt_id, since) for since, prompt_id in users]
+    prompted = [t for t in turns if getattr(t, "origin", "user") != "agent"]  # an agent's has no prompt
+    pairs = iter(users if len(users) == len(prompted) else [(None, None)] * len(prompted))
+    records = []
+    for turn in turns:
+        since, prompt_id = (None, None) if getattr(turn, "origin", "user") == "agent" else next(pairs)
+        start = getattr(turn, "timeline_start", None)
+        records.append(_Record(None, prompt_id, start if isinstance(start, int) else since))
+    return records
 
 
 TIMELINE = frozenset({"tool_call", "message", "permission", "plan", "notice", "other", "file_write"})

@@ -125,8 +125,9 @@ function stateBadge(line) {
 
 /** The prompt's first line; a turn the agent started says so, and where it came from. */
 function promptText(line) {
-  if (line.origin === "agent") return line.origin_kind ? `agent · ${text(line.origin_kind).replace(/[-_]+/g, " ")}` : "agent";
-  return line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)";
+  if (line.origin !== "agent") return line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)";
+  const said = text(line.origin_label) || text(line.origin_kind).replace(/[-_]+/g, " ");
+  return said ? `agent · ${said}` : "agent";
 }
 
 function metaText(line) {
