@@ -168,12 +168,14 @@ async def test_a_turn_view_that_stopped_following_shows_no_later_request(recordi
     peer.send(update(tool("c2", title="Later"), CHILD))
     peer.send(ask(8, CHILD, "c2"))
     await peer.settled()
-    fake.advance(1)
+    fake.advance(3)  # the saved snapshots too
     (request,) = session.pending_permissions
     later = [f"{CARD}/tool_call:c2", f"permission:{request.key}"]
     assert all(k not in turn_view.entry_keys for k in later)
     assert all(k in whole.entry_keys for k in later)
-    assert turn_view.snapshot["entries"][CARD]["pending"] == 1  # its card still says someone waits
+    card = turn_view.snapshot["entries"][CARD]
+    assert (card["pending"], card["followed"]) == (1, False)  # its card says someone waits, elsewhere
+    assert "followed" not in whole.snapshot["entries"][CARD]
     await agent.close()
 
 

@@ -70,7 +70,7 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
     waiting = pending_of(tree, child_id)
     running = info.run_state in ACTIVE
     started, ended = span(child.state, running) if child is not None else (None, None)
-    return {
+    entry = {
         "kind": SUBAGENT,
         "id": child_id,
         "title": info.title,
@@ -85,6 +85,9 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
         "started": started,
         "ended": ended,
     }
+    if not tree.following:
+        entry["followed"] = False  # a turn's cell after its end: the child's later work is elsewhere
+    return entry
 
 
 def can_cancel(child: Scope | None) -> bool:

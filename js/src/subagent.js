@@ -48,10 +48,20 @@ export class SubagentCard {
     fill(this.head, headParts(entry, state, pending, this.ctx)); // (null parts: nothing, never "null")
     this.about.textContent = text(entry.description);
     this.about.hidden = !entry.description;
-    this.note.hidden = entry.tree !== false;
-    this.note.textContent = entry.tree === false ? "The subagent's own updates are not in this view." : "";
+    const note = noteText(entry, state, pending);
+    this.note.hidden = !note;
+    this.note.textContent = note;
     this.setOpen(this.isOpen());
   }
+}
+
+/** Why the card's tree is not all there is: no tree in this view, or a turn's cell after its end. */
+function noteText(entry, state, pending) {
+  if (entry.tree === false) return "The subagent's own updates are not in this view.";
+  if (entry.followed === false && (pending > 0 || state === "running" || state === "requires_action")) {
+    return "It works on after this cell's turn ended: its later work and requests show in the whole session's view (%acp view).";
+  }
+  return "";
 }
 
 function headParts(entry, state, pending, ctx) {

@@ -95,6 +95,12 @@ def test_a_subagent_tree_nests_asks_in_place_and_keeps_text_as_text(page):  # no
         {"type": "cancel_subagent", "session": CHILD},
     ]
     page.shot("subagents", card)
+    assert page.js("(s) => document.querySelector(s).hidden", f"{card} > .acp-sub-body > .acp-sub-note")
+    later = {**snap["entries"][CARD], "followed": False}  # a turn's cell after its end
+    page.patch({"type": "patch", "full": False, "order": [], "entries": {CARD: later}})
+    assert page.text(f"{card} > .acp-sub-body > .acp-sub-note").endswith(
+        "the whole session's view (%acp view)."
+    )
     # closed by a click; an update keeps it closed; a full patch without the child drops its tree
     page.page.locator(f"{card} > .acp-sub-head .acp-sub-title").click()
     assert page.count(f"{card}.acp-sub-open") == 0
