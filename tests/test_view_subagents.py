@@ -78,6 +78,7 @@ async def test_a_subagent_is_a_card_with_its_own_tree_under_keys_by_session(reco
     )
     assert (card["tool_calls"], card["subagents"], card["cancellable"], card["tree"]) == (1, 1, True, True)
     assert snap["entries"][GRAND_CARD]["run_state"] == "unknown"
+    assert (card["diagnostic_count"], card["diagnostics"]) == (0, [])
     child_call = snap["entries"][f"{CARD}/tool_call:c1"]
     assert child_call["title"] == "Child's" and child_call["session"] == CHILD
     assert child_call["items"] == [{"type": "terminal", "id": f"{CARD}/t1"}]
@@ -106,6 +107,13 @@ async def test_the_childs_tree_follows_live_and_a_later_update_patches_the_card(
     last_card = [p["entries"][CARD] for p in sent if CARD in p["entries"]][-1]
     assert (last_card["run_state"], last_card["tool_calls"], last_card["cancellable"]) == ("idle", 1, False)
     assert view.entry_keys == [CARD, f"{CARD}/tool_call:c9"]  # the second subagent_update: no entry
+    peer.send(
+        update({"sessionUpdate": "tool_call_update", "toolCallId": 7}, CHILD)
+    )  # bad input of the child's
+    await peer.settled()
+    fake.advance(1)
+    last_card = [p["entries"][CARD] for p, _ in patches(recording, view) if CARD in p.get("entries", {})][-1]
+    assert last_card["diagnostic_count"] == 1 and last_card["diagnostics"][0]["code"] == "malformed-update"
     await agent.close()
 
 

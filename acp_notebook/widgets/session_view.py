@@ -39,7 +39,7 @@ from .terminal_moves import terminal_moves
 ITEM_KINDS = {
     "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
 }  # fmt: skip
-QUIET_KINDS = {"terminal", "diagnostic"}  # changes that leave a subagent's card as it was
+QUIET_KINDS = {"terminal"}  # changes that leave a subagent's card as it was (its bytes)
 
 
 class SessionView(anywidget.AnyWidget):

@@ -51,6 +51,7 @@ def _tree() -> tuple[dict, dict]:
     )
     child.apply({"sessionUpdate": "subagent_update", "sessionId": GRAND, "title": "Deeper"})
     grand.apply(_tool("g1", "grandchild writes"))
+    child.apply({"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": "not base64!"})
     options = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
     subject = {"type": "tool_call", "toolCall": {"toolCallId": "g1"}}
     params = {"sessionId": GRAND, "title": "Write it?", "subject": subject, "options": options}
@@ -72,6 +73,7 @@ def test_a_subagent_tree_nests_asks_in_place_and_keeps_text_as_text(page):  # no
     assert page.text(f"{card} > .acp-sub-about") == "Find <b>the</b> tests"
     assert page.text(f"{card} > .acp-sub-head .acp-sub-state") == "running"
     assert page.text(f"{card} > .acp-sub-head .acp-sub-count") == "1 tool call · 1 subagent"
+    assert page.text(f"{card} > .acp-sub-problems .acp-fold-toggle") == "Diagnostics of this subagent (1)"
     # the child's own entries are inside its card, the grandchild's inside the grandchild's card
     child_call = f'{card} > .acp-sub-body .acp-card[data-key="{CARD}/tool_call:c1"]'
     grand_call = f'.acp-subagent[data-key="{GRAND_CARD}"] .acp-card[data-key="{GRAND_CARD}/tool_call:g1"]'
