@@ -312,3 +312,17 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     assert view.entry_keys == ["message:a1"]  # it ended: it follows no more
     turns.close()
     await agent.close()
+
+
+async def test_a_view_of_one_subagent_alone_shows_its_tree(recording) -> None:
+    peer, agent, session = await connect(2)
+    await spawned(peer)
+    view, fake, _ = make_view(session.subagents[CHILD])
+    fake.advance(1)
+    snap = view.snapshot
+    assert snap["order"] == ["tool_call:c1", "subagent:grand%2F1", "subagent:grand%2F1/tool_call:g1"]
+    assert snap["header"]["title"] == "<b>Explore</b>" and snap["header"]["can_cancel"] is False
+    assert snap["entries"]["tool_call:c1"]["title"] == "Child's"  # keyed as its own session's
+    start, length = snap["terminals"]["t1"]["blob"]
+    assert view.terminal_bytes[start : start + length] == b"child bytes"
+    await agent.close()

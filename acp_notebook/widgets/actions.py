@@ -110,8 +110,9 @@ class SessionActions(Actions):
         self.session.terminal_resize(terminal_id, cols, rows)
 
     def interactive_terminals(self) -> list[str]:
-        """The session's running terminals that accept input."""
-        return list(self.session.interactive_terminals())
+        """The session's running terminals that accept input (a subagent's: none)."""
+        running = getattr(self.session, "interactive_terminals", None)
+        return list(running()) if callable(running) else []
 
     def _spawn(self, make: Callable[[], Awaitable[Any]]) -> None:
         async def run() -> None:

@@ -64,7 +64,9 @@ class SessionView(anywidget.AnyWidget):
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
         self._home = self.state
-        self.title, self.root = title, root if root is not None else vm.server_root()
+        named = getattr(self.session, "title", None)  # a Subagent's, shown alone
+        self.title = title if title is not None else named if isinstance(named, str) else None
+        self.root = root if root is not None else vm.server_root()
         self.actions = actions or actions_for(self.session, self.state)
         self.scheduler = scheduler or default_scheduler()
         self._sent_terms: dict[str, tuple[int, int]] = {}
@@ -216,7 +218,7 @@ class SessionView(anywidget.AnyWidget):
         return tree_entries.build(self.tree, *self.items.keys[view_key], self.root)
 
     def _header(self) -> dict[str, Any]:
-        summary = self.session.summary() if self.session is not None else None
+        summary = self.session.summary() if callable(getattr(self.session, "summary", None)) else None
         waiting = tree_entries.waiting_list(self.tree)
         return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
 
