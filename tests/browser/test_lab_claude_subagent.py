@@ -169,9 +169,10 @@ def background(page, project: Path, later: threading.Event) -> None:
     asking = "(s) => !!s && s.open && s.perm === 'open'"
     seen = wait_card(page, WHOLE_CELL, BG_BASH, asking, "the request in the whole-session view")
     assert page.locator(in_cell(BG_CELL, ".acp-permission")).count() == 0  # never in the ended cell
-    ended = card_of(page, BG_CELL, BG_BASH) or {}
-    note = page.locator(in_cell(BG_CELL, ".acp-subagent > .acp-sub-body > .acp-sub-note")).text_content()
-    assert ended.get("perm") is None and "whole session's view (%acp view)" in note, (ended, note)
+    assert card_of(page, BG_CELL, BG_BASH) is None  # the ended cell's card has not the child's later Bash
+    note = in_cell(BG_CELL, ".acp-subagent > .acp-sub-body > .acp-sub-note:not([hidden])")
+    page.locator(note).wait_for(timeout=TIMEOUT)
+    assert "whole session's view (%acp view)" in page.locator(note).text_content()
     waiting = page.locator(in_cell(START_CELL, ".acp-header-waiting")).text_content()
     assert waiting.startswith(f"waiting for you: {seen['title']} — "), waiting
     block = page.locator(in_cell(WHOLE_CELL, ".acp-subagent .acp-permission.acp-perm-open"))
