@@ -165,6 +165,12 @@ class Session:
         each with its own ``state``; their permission requests are in ``pending_permissions``."""
         return self._children.view
 
+    def detach_subagents(self) -> Callable[[], None]:
+        """Take this session's subagents out of the agent's table, so that a resume of the same id
+        registers the children its replayed history announces; returns what puts them back."""
+        self._children.forget_all()
+        return self._children.rejoin_all
+
     @property
     def traffic(self) -> list[dict[str, Any]]:
         """This session's recent messages (the agent's traffic entries tagged with its id)."""

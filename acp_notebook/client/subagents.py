@@ -76,6 +76,11 @@ class Children:
         for child in self._by_id.values():
             child.forget()
 
+    def rejoin_all(self) -> None:
+        """Put every child (and theirs) back in the agent's table (a failed resume undone)."""
+        for child in self._by_id.values():
+            child.rejoin()
+
 
 class Subagent:
     """One child session: read-only, with its own state; ``cancel()`` where it allows it."""
@@ -164,6 +169,11 @@ class Subagent:
         """Leave the agent's table, with every child of this one."""
         self._children.forget_all()
         self._parts.forget(self.session_id)
+
+    def rejoin(self) -> None:
+        """Be routed again, with every child of this one (after ``forget``)."""
+        self._parts.register(self.session_id, self._route())
+        self._children.rejoin_all()
 
     def __repr__(self) -> str:
         return f"<Subagent {self.session_id} of {self.parent_id} {self.run_state}>"
