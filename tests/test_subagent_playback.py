@@ -271,3 +271,63 @@ def test_doctor_places_early_child_messages_and_sessions_never_announced() -> No
     assert all(f.severity == "error" for f in found)
     unopened = [f.code for f in acp_notebook.doctor(entries[4:])]  # no opening seen: ghost unflagged
     assert unopened == ["child-before-announcement"]
+
+
+# -- tables ----------------------------------------------------------------------------------------------
+async def test_tables_with_descendants_carry_each_session(tmp_path: Path) -> None:
+    agent, session = await record(tmp_path / "t.jsonl", conversation())
+    try:
+        assert [r["id"] for r in session.records("tool_calls")] == ["c1"]  # its own, as state.records
+        assert session.records("messages") == session.state.records("messages")
+        assert session.records("traffic") == session.state.records("traffic")
+        rows = session.records("tool_calls", descendants=True)
+        assert [(r["session_id"], r["parent_session_id"], r["id"], r["title"]) for r in rows] == [
+            ("s1", None, "c1", "Read"),
+            (CHILD, "s1", "c1", "Bash"),
+            (CHILD, "s1", "c2", "Run"),
+            (GRANDCHILD, CHILD, "g1", "Edit"),
+        ]
+        by_key = {(r["session_id"], r["id"]): r for r in rows}
+        assert by_key[(CHILD, "c2")]["permission"] and by_key[(CHILD, "c2")]["decision"] == "allow_once"
+        assert not by_key[("s1", "c1")]["permission"] and not by_key[(CHILD, "c1")]["permission"]
+        assert by_key[(CHILD, "c1")]["exit_code"] == 0
+        messages = session.records("messages", descendants=True)
+        keys = [(r["session_id"], r["id"], r["text"]) for r in messages]
+        assert keys == [
+            ("s1", "m1", "root says"),
+            ("s1", "m2", "root again"),
+            (CHILD, "m1", "child says"),
+            (GRANDCHILD, "m1", "grandchild says"),
+        ]  # the same id in three sessions: three rows
+        (perm,) = session.records("permissions", descendants=True)
+        assert (perm["session_id"], perm["parent_session_id"], perm["tool_call_id"]) == (CHILD, "s1", "c2")
+        terminals = session.records("terminals", descendants=True)
+        assert [(r["session_id"], r["id"], r["bytes"]) for r in terminals] == [(CHILD, "t1", 6)]
+        child = session.subagents[CHILD]
+        assert [r["id"] for r in child.records("tool_calls", descendants=True)] == ["c1", "c2", "g1"]
+        assert child.records("tool_calls")[1]["permission"]  # its request, on the root's desk
+        traffic = session.records("traffic", descendants=True)
+        assert {r["session_id"] for r in traffic} == {"s1", CHILD, GRANDCHILD}
+        assert len(traffic) == len(session.traffic) + len(child.state.records("traffic")) + len(
+            child.subagents[GRANDCHILD].state.records("traffic")
+        )
+        asked = next(r for r in child.state.records("traffic") if r["method"] == "session/request_permission")
+        assert asked["id"] == 41
+        frame = session.frame("tool_calls", descendants=True)
+        assert list(frame.columns[:2]) == ["session_id", "parent_session_id"] and len(frame) == 4
+        assert str(frame["first_seen"].dtype).startswith("datetime64")
+    finally:
+        await agent.close()
+
+
+def test_a_childs_request_is_not_about_the_parents_tool_call_of_the_same_id() -> None:
+    from acp_notebook.protocol.permission import PermissionRequest
+    from acp_notebook.protocol.state import SessionState
+
+    state = SessionState()
+    state.apply({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "mine"})
+    state.apply({"sessionUpdate": "subagent_update", "sessionId": CHILD})
+    params = ask(1, CHILD, "c1")["params"]
+    state.add_permission(PermissionRequest("perm_1", 1, params), subject=False)
+    assert state.records("tool_calls")[0]["permission"] is False
+    assert state.records("permissions")[0]["tool_call_id"] == "c1"

@@ -19,6 +19,7 @@ from typing import Any
 from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
+from . import tree_tables
 from .connection import DEFERRED
 from .errors import AgentExited, RpcError
 from .exit_cleanup import end_tool_calls, exit_note
@@ -96,6 +97,7 @@ class Subagent:
     ) -> None:
         self.session_id, self.parent_id = session_id, parent_id
         self.state = SessionState()
+        self.state.traffic_source = lambda: parts.traffic.ring.list(session_id)  # its `traffic` table
         self._siblings, self._conn, self._desk, self._parts = siblings, conn, desk, parts
         self._children = Children(self.state, lambda: self.cwd, conn, desk, parts, session_id)
         parts.register(session_id, self._route())
@@ -136,6 +138,14 @@ class Subagent:
     def subagents(self) -> MappingProxyType[str, Subagent]:
         """This child's own children."""
         return self._children.view
+
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
+        return tree_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame."""
+        return tree_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     # -- what the agent sends for it -------------------------------------------------------------
     def _take_update(self, update: Any) -> None:
