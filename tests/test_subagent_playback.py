@@ -13,6 +13,7 @@ from acp_notebook.client.agent import Agent
 from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.protocol import trace
 from acp_notebook.protocol.session_tree import tree_of
+from acp_notebook.protocol.state import SessionState
 from tests.real_agents.referee import fold
 
 from .support import b64, update
@@ -322,7 +323,6 @@ async def test_tables_with_descendants_carry_each_session(tmp_path: Path) -> Non
 
 def test_a_childs_request_is_not_about_the_parents_tool_call_of_the_same_id() -> None:
     from acp_notebook.protocol.permission import PermissionRequest
-    from acp_notebook.protocol.state import SessionState
 
     state = SessionState()
     state.apply({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "mine"})
@@ -331,3 +331,33 @@ def test_a_childs_request_is_not_about_the_parents_tool_call_of_the_same_id() ->
     state.add_permission(PermissionRequest("perm_1", 1, params), subject=False)
     assert state.records("tool_calls")[0]["permission"] is False
     assert state.records("permissions")[0]["tool_call_id"] == "c1"
+
+
+# -- export ------------------------------------------------------------------------------------------------
+async def test_export_json_holds_each_child_under_its_parent(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    agent, session = await record(path, conversation())
+    try:
+        doc = json.loads(acp_notebook.export_json(session, tmp_path / "live.json").read_text())
+    finally:
+        await agent.close()
+    child = doc["state"]["subagents"][CHILD]
+    assert child["announced"]["title"] == "Explore" and child["parent_session_id"] == "s1"
+    assert list(child["state"]["tool_calls"]) == ["c1", "c2"] and list(doc["state"]["tool_calls"]) == ["c1"]
+    assert [m["content"] for m in child["state"]["messages"]] == [[{"type": "text", "text": "child says"}]]
+    grandchild = child["state"]["subagents"][GRANDCHILD]
+    assert grandchild["session_id"] == GRANDCHILD and list(grandchild["state"]["tool_calls"]) == ["g1"]
+    assert {e.get("session") for e in doc["trace"]} == {"s1", CHILD, GRANDCHILD}
+    assert any("child says" in json.dumps(e) for e in doc["trace"])
+    rep = acp_notebook.replay(path)
+    try:
+        replayed = json.loads(acp_notebook.export_json(rep, tmp_path / "replay.json").read_text())
+    finally:
+        rep.close()
+    assert replayed["session_id"] == "s1" and replayed["state"]["subagents"] == doc["state"]["subagents"]
+    bare = SessionState()
+    bare.apply({"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "T"})
+    (only,) = json.loads(acp_notebook.export_json(bare, tmp_path / "bare.json").read_text())["state"][
+        "subagents"
+    ].values()
+    assert only == {"announced": {"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "T"}}
