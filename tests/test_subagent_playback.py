@@ -11,6 +11,7 @@ from typing import Any
 import acp_notebook
 from acp_notebook.client.agent import Agent
 from acp_notebook.playback.memory import MemoryStream
+from acp_notebook.playback.xray_source import XRaySource
 from acp_notebook.protocol import trace
 from acp_notebook.protocol.session_tree import tree_of
 from acp_notebook.protocol.state import SessionState
@@ -361,3 +362,52 @@ async def test_export_json_holds_each_child_under_its_parent(tmp_path: Path) -> 
         "subagents"
     ].values()
     assert only == {"announced": {"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "T"}}
+
+
+# -- X-ray ---------------------------------------------------------------------------------------------------
+async def test_the_live_xray_lists_the_tree_with_a_session_column_and_filter(tmp_path: Path) -> None:
+    """A live session's X-ray holds its subagents' messages (a child's early ones join when it is
+    announced), names each row's session, lists the sessions and filters by one."""
+    early = [call(CHILD, "early")]
+    agent, session = await record(tmp_path / "x.jsonl", [*early, *conversation()])
+    source = XRaySource.live(session)
+    try:
+        ring = agent.traffic
+        everything = source.rows(0, 500)
+        sessions = {ring[r["i"]].get("session") for r in everything["rows"]}
+        assert sessions == {None, "s1", CHILD, GRANDCHILD}
+        tagged = [i for i, e in enumerate(ring) if e.get("session") in ("s1", CHILD, GRANDCHILD)]
+        assert set(tagged) <= {r["i"] for r in everything["rows"]}
+        first_early = next(i for i, e in enumerate(ring) if "early" in json.dumps(e))
+        assert everything["rows"][[r["i"] for r in everything["rows"]].index(first_early)]["session"] == CHILD
+        assert source.sessions() == [
+            {"id": "s1", "parent": None, "depth": 0, "title": None},
+            {"id": CHILD, "parent": "s1", "depth": 1, "title": "Explore"},
+            {"id": GRANDCHILD, "parent": CHILD, "depth": 2, "title": "Deeper"},
+        ]
+        only_child = source.rows(0, 500, session=CHILD)
+        assert only_child["total"] == len([e for e in ring if e.get("session") == CHILD])
+        assert {r["session"] for r in only_child["rows"]} == {CHILD}
+        words = source.rows(0, 500, "tool_call_update", session=GRANDCHILD)["rows"]
+        assert [r["tool"] for r in words] == ["g1"]
+        assert source.position_of(first_early, "", CHILD) == 0
+        assert source.position_of(first_early, "", GRANDCHILD) is None
+    finally:
+        source.close()
+        await agent.close()
+
+
+async def test_a_replay_xray_names_every_session_of_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    agent, _ = await record(path, conversation())
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    source = XRaySource.of_replay(rep)
+    try:
+        assert [s["id"] for s in source.sessions()] == ["s1", CHILD, GRANDCHILD]
+        assert source.rows(0, 0)["total"] == len(rep.entries)
+        child_rows = source.rows(0, 500, session=CHILD)["rows"]
+        assert child_rows and all(rep.entries[r["i"]].get("session") == CHILD for r in child_rows)
+    finally:
+        source.close()
+        rep.close()

@@ -21,12 +21,15 @@ class SessionTree:
     def __init__(self) -> None:
         self.parents: dict[str, str] = {}  # child id -> parent id (first announcement)
         self.announced_at: dict[str, int] = {}  # child id -> index of the announcing entry
+        self.titles: dict[str, str] = {}  # child id -> its title as last patched (omitted: kept)
         self._seen: dict[str, None] = {}  # every session id met, in order of first sight
 
     def add(self, index: int, entry: dict[str, Any]) -> str | None:
         """Take note of entry ``index``; returns the child it announced first, if any."""
         session = session_of(entry)
         child = announced_child(entry)
+        if child is not None:
+            self._title(child, entry)
         if (
             child is not None
             and isinstance(session, str)
@@ -41,6 +44,24 @@ class SessionTree:
         if isinstance(session, str):
             self._seen.setdefault(session)
         return None
+
+    def _title(self, child: str, entry: dict[str, Any]) -> None:
+        update = entry["message"]["params"]["update"]
+        if "title" in update:
+            title = update["title"]
+            if isinstance(title, str):
+                self.titles[child] = title
+            elif title is None:
+                self.titles.pop(child, None)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Every session met, roots first each followed by its tree: id, parent, depth, title."""
+        order = [s for root in self.roots for s in (root, *self.descendants(root))]
+        order += [s for s in self._seen if s not in order]  # under a root never met (a cut ring)
+        return [
+            {"id": s, "parent": self.parent(s), "depth": self.depth(s), "title": self.titles.get(s)}
+            for s in order
+        ]
 
     @property
     def roots(self) -> list[str]:
