@@ -17,6 +17,9 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   the selected id, ``decision`` its kind; ``decided_by`` as given to ``select``/``cancel`` (None:
   unknown); ``asked_at``/``answered_at`` from ``state.permission_times`` (``add_permission`` and
   ``permission_answered`` note them).
+- ``session_messages``: one row per message between sessions in this session's transcript (its
+  own view: outgoing on the sender's session, incoming on the recipient's); ``text`` joins the
+  text blocks, ``blocks`` counts the content blocks, ``chunks`` those that streamed.
 - ``traffic``: one row per entry of ``state.traffic_source()`` (the recorder's ring, in the trace
   format of ``trace.py``; [] without a source): ``direction`` (``dir``: ``in``/``out``), ``time``
   (``t``: seconds since the recording started), ``kind`` (``request``, ``notification``,
@@ -52,6 +55,7 @@ from .content import terminal_refs
 if TYPE_CHECKING:
     from .messages import Message
     from .permission import PermissionRequest
+    from .session_messages import SessionMessage
     from .terminal import Terminal
     from .toolcall import ToolCall
 
@@ -71,6 +75,8 @@ class Tabled(Protocol):
     def permissions(self) -> Mapping[str, PermissionRequest]: ...
     @property
     def permission_times(self) -> Mapping[str, tuple[float, float | None]]: ...
+    @property
+    def session_messages(self) -> Mapping[str, SessionMessage]: ...
     @property
     def traffic_source(self) -> Callable[[], Iterable[dict[str, Any]]] | None: ...
     @property
@@ -129,6 +135,18 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "answered_at",
     ),
     "traffic": ("index", "direction", "time", "kind", "method", "update", "id", "size"),
+    "session_messages": (
+        "id",
+        "sender_session_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "recipient_message_id",
+        "text",
+        "blocks",
+        "chunks",
+        "first_seen",
+        "last_seen",
+    ),
 }
 KINDS = tuple(COLUMNS)
 TREE_COLUMNS = ("session_id", "parent_session_id")
@@ -141,6 +159,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "terminals": (("first_seen", "last_seen"), ("exit_code", "bytes"), (), ("duration",)),
     "permissions": (("asked_at", "answered_at"), (), (), ()),
     "traffic": ((), ("index", "size"), (), ("time",)),
+    "session_messages": (("first_seen", "last_seen"), ("blocks", "chunks"), (), ()),
 }
 
 
@@ -335,6 +354,26 @@ def _terminal_row(term: Terminal) -> Row:
     }
 
 
+def session_message_rows(state: Tabled) -> list[Row]:
+    """One row per message between sessions, as this session's transcript holds it."""
+    return [_session_message_row(msg) for msg in state.session_messages.values()]
+
+
+def _session_message_row(msg: SessionMessage) -> Row:
+    return {
+        "id": msg.message_id,
+        "sender_session_id": msg.sender_session_id,
+        "recipient_session_id": msg.recipient_session_id,
+        "sender_message_id": msg.sender_message_id,
+        "recipient_message_id": msg.recipient_message_id,
+        "text": msg.text,
+        "blocks": len(msg.content or ()),
+        "chunks": msg.chunks,
+        "first_seen": msg.first_seen,
+        "last_seen": msg.last_seen,
+    }
+
+
 # -- permissions --------------------------------------------------------------------------------
 def permission_rows(state: Tabled) -> list[Row]:
     """One row per permission request, in arrival order."""
@@ -429,4 +468,5 @@ _BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "terminals": terminal_rows,
     "permissions": permission_rows,
     "traffic": traffic_rows,
+    "session_messages": session_message_rows,
 }
