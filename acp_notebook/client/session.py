@@ -24,7 +24,7 @@ from ..protocol.review import Review
 from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking, headless
+from . import blocking, headless, tree_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
@@ -164,6 +164,21 @@ class Session:
         """The child sessions the agent runs for this one (``subagent_update``), in order: read-only,
         each with its own ``state``; their permission requests are in ``pending_permissions``."""
         return self._children.view
+
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this session (``state.records``); ``descendants=True``: also every
+        subagent's rows, each led by ``session_id`` and ``parent_session_id``."""
+        return tree_tables.records(self, self._parts.traffic, self.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame (the ``[pandas]`` extra)."""
+        return tree_tables.frame(self, self._parts.traffic, self.state, kind, descendants)
+
+    def detach_subagents(self) -> Callable[[], None]:
+        """Take this session's subagents out of the agent's table, so that a resume of the same id
+        registers the children its replayed history announces; returns what puts them back."""
+        self._children.forget_all()
+        return self._children.rejoin_all
 
     @property
     def traffic(self) -> list[dict[str, Any]]:
