@@ -129,4 +129,22 @@ async def test_the_replay_agent_plays_it_into_the_same_tree() -> None:
         assert items(child.state) == items(fold(child_id)) and child.state.tool_calls
         assert not set(child.state.tool_calls) & set(session.state.tool_calls)
         assert child.run_state == "idle" and child.title in ("Create child.txt", "Write notes.txt")
+        assert [str(d) for d in child.state.diagnostics] == []
+    assert [str(d) for d in session.state.diagnostics] == []
+    assert [(t.origin, t.origin_kind) for t in session.turns] == [
+        ("user", "human"),
+        ("agent", "task-notification"),
+    ]
     assert code == 0 and not [line for line in agent.stderr_tail(50) if "divergence" in line]
+
+
+def test_the_replay_rebuilds_the_tree() -> None:
+    rep = acp_notebook.replay(NAME)
+    try:
+        fg, bg = children()
+        assert list(rep.subagents) == [fg, bg]
+        for child_id in (fg, bg):
+            assert items(rep.subagents[child_id].state) == items(fold(child_id))
+        assert rep.session.turns[-1].origin == "agent"
+    finally:
+        rep.close()

@@ -93,8 +93,12 @@ async def test_the_tree_the_permissions_and_the_background_child(tmp_path: Path)
     assert session.state.run_state == "idle" and writer.run_state == "requires_action"
     assert request.title == "Let the writer edit CHANGELOG.md?"
     request.select("allow-once")
-    await agent_turn_ended(session)
+    assert await session.wait_idle(TIMEOUT, background=True), "background work and the agent's turn end"
+    assert FINISHED in said(session.state)
     assert session.state.background == [] and session.state.stop_reason == "end_turn"
+    assert [t.origin for t in session.turns] == ["user", "agent"], "the task notification is a turn"
+    for state in (session.state, reviewer.state, lint.state, writer.state):
+        assert [str(d) for d in state.diagnostics] == [], "every shape understood"
     assert writer.run_state == "idle" and list(writer.state.tool_calls) == [
         "call_changelog_read",
         "call_changelog_edit",
@@ -118,7 +122,19 @@ async def test_messages_between_sessions_are_sent_on_both_sides(tmp_path: Path) 
             update = message["params"]["update"]
             if update["sessionUpdate"] in ("session_message", "session_message_chunk"):
                 views.setdefault(message["params"]["sessionId"], []).append(update)
+    reviewer = session.subagents[f"{root}.reviewer"]
     task_out, task_in = views[root][0], views[f"{root}.reviewer"][0]
+    kept_out = session.state.session_messages[task_out["messageId"]]
+    kept_in = reviewer.state.session_messages[task_in["messageId"]]
+    assert (
+        kept_out.recipient_message_id == kept_in.message_id
+        and kept_in.sender_message_id == kept_out.message_id
+    )
+    assert (
+        kept_out.text
+        == kept_in.text
+        == "Fix the off-by-one in average() in src/app.py, then have src/ linted."
+    )
     assert task_out["senderSessionId"] == task_in["senderSessionId"] == root
     assert task_out["recipientMessageId"] == task_in["messageId"], "the outgoing view names the incoming"
     assert task_in["senderMessageId"] == task_out["messageId"], "and the incoming names the outgoing"
@@ -126,6 +142,11 @@ async def test_messages_between_sessions_are_sent_on_both_sides(tmp_path: Path) 
     report = [u for u in views[root] if u["messageId"] != task_out["messageId"]][:4]
     assert [u["sessionUpdate"] for u in report] == ["session_message_chunk"] * 3 + ["session_message"]
     assert "content" not in report[-1] and report[-1]["senderSessionId"] == f"{root}.reviewer"
+    kept = session.state.session_messages[report[-1]["messageId"]]
+    assert (
+        kept.chunks == 3
+        and kept.text == "Fixed `average()` in `src/app.py` (you allowed the edit); ruff: all checks passed."
+    )
 
 
 async def test_cancel_only_where_allowed(tmp_path: Path) -> None:
