@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook import start_agent
+from acp_notebook import doctor, start_agent
 from acp_notebook.demo_agent import APP_NEW, APP_OLD
 from acp_notebook.demo_agent.agent import Agent as DemoAgent
 from acp_notebook.demo_agent.data import CHANGELOG_NEW, CHANGELOG_OLD, LINT_CHUNKS
@@ -105,6 +105,7 @@ async def test_the_tree_the_permissions_and_the_background_child(tmp_path: Path)
     ]
     prompts = sent(agent, "session/prompt")
     assert len(prompts) == 1, "the last turn was the agent's own"
+    assert doctor(session) == [], "the doctor finds nothing wrong in the whole tree's traffic"
     await agent.close()
 
 
