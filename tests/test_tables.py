@@ -67,7 +67,8 @@ def answer(state: SessionState, clock: Clock, now: float, perm: PermissionReques
 
 
 def session_of_everything() -> tuple[SessionState, Clock]:
-    """Three tool calls (terminals, diffs of both shapes), two messages, three permissions."""
+    """Three tool calls (terminals, diffs of both shapes), two messages, a message to another
+    session, three permissions."""
     clock = Clock()
     run = {"sessionUpdate": "tool_call_update", "toolCallId": "run", "title": "Run tests", "kind": "execute"}
     state = fed(
@@ -84,6 +85,8 @@ def session_of_everything() -> tuple[SessionState, Clock]:
         (30.0, {"sessionUpdate": "user_message", "messageId": "u1", "content": [text("Fix it")]}),
         (31.0, {"sessionUpdate": "agent_message_chunk", "messageId": "a1", "content": text("Done ")}),
         (33.0, {"sessionUpdate": "agent_message_chunk", "messageId": "a1", "content": text("now.")}),
+        (34.0, {"sessionUpdate": "session_message_chunk", "messageId": "sm1", "content": text("Look")}),
+        (35.0, {"sessionUpdate": "session_message", "messageId": "sm1", "senderSessionId": "s1"}),
     )
     both = {"type": "terminal", "terminalId": "t2"}, {"type": "terminal", "terminalId": "t3"}
     clock.now = 40.0
@@ -459,6 +462,8 @@ def test_frames_have_the_columns_and_dtypes(pd):
     perms = frames["permissions"]
     assert str(perms["answered_at"].dtype).startswith("datetime64") and pd.isna(perms["answered_at"][1])
     assert frames["messages"]["blocks"].tolist() == [1, 2]
+    sent = frames["session_messages"]
+    assert sent["chunks"].tolist() == [1] and sent["last_seen"][0] == pd.Timestamp(35.0, unit="s", tz="UTC")
     traffic = frames["traffic"]
     assert traffic["time"].dtype == "float64" and traffic["size"].dtype == "Int64"
 

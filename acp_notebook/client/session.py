@@ -22,7 +22,7 @@ from ..protocol.permission import PermissionRequest
 from ..protocol.review import Review
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking, headless, item_cancels
+from . import blocking, headless, item_cancels, quiet, tree_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
@@ -72,7 +72,8 @@ class Session:
         wanted = checkpoint_wanted(cwd, checkpoints)
         busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
         self.checkpoints = Checkpointer(self.state, cwd, session_id, busy) if wanted else None
-        self._runner = TurnRunner(self.state, conn, session_id, self.checkpoints)
+        adopt = lambda follow: self._queue.adopt(follow)  # noqa: E731 - an agent-started turn joins the queue
+        self._runner = TurnRunner(self.state, conn, session_id, self.checkpoints, adopt)
         self._queue = TurnQueue(conn.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
         self._notebook = notebook  # the `notebook` MCP server (new_session(share=))
@@ -144,7 +145,7 @@ class Session:
 
     @property
     def running(self) -> bool:
-        """True while a prompt turn is in progress."""
+        """True while a turn is in progress (a prompt's, or one the agent started)."""
         return self._runner.running
 
     @property
@@ -162,6 +163,21 @@ class Session:
         """The child sessions the agent runs for this one (``subagent_update``), in order: read-only,
         each with its own ``state``; their permission requests are in ``pending_permissions``."""
         return self._children.view
+
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this session (``state.records``); ``descendants=True``: also every
+        subagent's rows, each led by ``session_id`` and ``parent_session_id``."""
+        return tree_tables.records(self, self._parts.traffic, self.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame (the ``[pandas]`` extra)."""
+        return tree_tables.frame(self, self._parts.traffic, self.state, kind, descendants)
+
+    def detach_subagents(self) -> Callable[[], None]:
+        """Take this session's subagents out of the agent's table, so that a resume of the same id
+        registers the children its replayed history announces; returns what puts them back."""
+        self._children.forget_all()
+        return self._children.rejoin_all
 
     @property
     def traffic(self) -> list[dict[str, Any]]:
@@ -233,9 +249,19 @@ class Session:
         answers requests after the handler, else the turn is cancelled; SIGINT cancels it."""
         return await blocking.wait_blocking(self.wait_turn(task), self._permissions, self.cancel, permissions)
 
-    async def wait_idle(self, timeout: float | None = None, grace: float = CANCEL_GRACE) -> bool:
-        """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all."""
-        return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
+    async def wait_idle(
+        self, timeout: float | None = None, grace: float = CANCEL_GRACE, *, background: bool = False
+    ) -> bool:
+        """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all.
+
+        ``background``: also until the agent reports no background work (``state.background`` is
+        ``[]`` or was never reported) and every subagent, at any depth, is idle — and, if that
+        started a turn of the agent's own, until it ended too. Pending permissions are described
+        meanwhile in a headless run (``client.headless``)."""
+        with headless.notices(self):
+            if not background:
+                return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
+            return await quiet.wait_quiet(self.state, self.subagents, self._queue, timeout, grace)
 
     def drop_queued(self) -> int:
         """Cancel the prompts that wait behind the running turn; returns how many."""

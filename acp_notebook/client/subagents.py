@@ -20,7 +20,7 @@ from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
 from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
-from . import item_cancels
+from . import item_cancels, tree_tables
 from .connection import DEFERRED
 from .errors import AgentExited, RpcError
 from .exit_cleanup import end_tool_calls, exit_note
@@ -91,6 +91,11 @@ class Children:
         for child in self._by_id.values():
             child.forget()
 
+    def rejoin_all(self) -> None:
+        """Put every child (and theirs) back in the agent's table (a failed resume undone)."""
+        for child in self._by_id.values():
+            child.rejoin()
+
 
 class Subagent:
     """One child session: read-only, with its own state; ``cancel()`` where it allows it."""
@@ -106,6 +111,7 @@ class Subagent:
     ) -> None:
         self.session_id, self.parent_id = session_id, parent_id
         self.state = SessionState()
+        self.state.traffic_source = lambda: parts.traffic.ring.list(session_id)  # its `traffic` table
         self._siblings, self._conn, self._desk, self._parts = siblings, conn, desk, parts
         self._children = Children(self.state, lambda: self.cwd, conn, desk, parts, session_id)
         parts.register(session_id, self._route())
@@ -146,6 +152,14 @@ class Subagent:
     def subagents(self) -> MappingProxyType[str, Subagent]:
         """This child's own children."""
         return self._children.view
+
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
+        return tree_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame."""
+        return tree_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     # -- what the agent sends for it -------------------------------------------------------------
     def _take_update(self, update: Any) -> None:
@@ -197,6 +211,11 @@ class Subagent:
         """Leave the agent's table, with every child of this one."""
         self._children.forget_all()
         self._parts.forget(self.session_id)
+
+    def rejoin(self) -> None:
+        """Be routed again, with every child of this one (after ``forget``)."""
+        self._parts.register(self.session_id, self._route())
+        self._children.rejoin_all()
 
     def __repr__(self) -> str:
         return f"<Subagent {self.session_id} of {self.parent_id} {self.run_state}>"

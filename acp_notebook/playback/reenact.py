@@ -61,9 +61,14 @@ class Reenactment:
         self._tasks: list[asyncio.Future] = []
 
     @property
+    def session(self) -> Any:
+        """The followed session, as this client rebuilt it (None before it exists)."""
+        return self.agent.sessions.get(self.session_id) if self.session_id else None
+
+    @property
     def state(self) -> SessionState:
         """The followed session's state (an empty one before it exists)."""
-        session = self.agent.sessions.get(self.session_id) if self.session_id else None
+        session = self.session
         return session.state if session is not None else self.blank
 
     async def apply(self, entry: dict[str, Any]) -> None:

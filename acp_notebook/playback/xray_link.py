@@ -81,6 +81,7 @@ class XRayLink:
         total = self.source.total()
         meta: dict[str, Any] = {"total": total, "first": self.source.first, "pinned": self.pinned}
         meta["findings"] = self.source.findings()
+        meta["sessions"] = self.source.sessions()
         replay = self.source.replay
         meta["position"] = replay.position if replay is not None else None
         meta["live"] = replay is None and self._live
@@ -124,10 +125,12 @@ class XRayLink:
     def _answer(self, kind: Any, content: dict[str, Any]) -> dict[str, Any]:
         if kind == "xray_rows":
             query = str(content.get("query") or "")
-            rows = self.source.rows(int(content.get("start", 0)), int(content.get("count", 100)), query)
+            session = content.get("session") if isinstance(content.get("session"), str) else None
+            start, count = int(content.get("start", 0)), int(content.get("count", 100))
+            rows = self.source.rows(start, count, query, session)
             find = content.get("find")
             if isinstance(find, int):
-                rows["found"] = self.source.position_of(find, query)
+                rows["found"] = self.source.position_of(find, query, session)
             return rows
         if kind == "xray_detail":
             return self.source.detail(int(content["index"]))

@@ -5,13 +5,15 @@ built in the class body). A handler finds or creates the item in its registry, l
 module patch it — each rule is stated once, there: ``toolcall`` (omit keeps, null clears, a value
 replaces, arrays replace whole, ``_meta`` patches by key), ``terminal`` (the same; a snapshot
 replaces every byte, chunks append), ``content`` (the schema's skip-invalid-items), ``messages``
-(chunks append by ``messageId``), ``plans`` (replaced by ``planId``), ``session_values`` (run
-state, session-wide values; the terminals and tool calls a ``background`` snapshot lists are
-marked ``background``) — then notes first sightings in ``timeline``, stamps when each item
-was first and last seen (the injectable ``clock``; tool calls also count their ``updates``), and
-tells subscribers what changed. Bad input goes to ``diagnostics``, never raised; unknown kinds
-are kept in ``other_updates``. The reducer never mutates what it is given, every ``to_dict`` is a
-deep copy, and nothing here does I/O. ``records``/``frame`` read the state as tables (``tables.py``).
+(chunks append by ``messageId``), ``plans`` (replaced by ``planId``), ``subagents`` and
+``session_messages`` (the unstable schema's child sessions and messages between sessions),
+``session_values`` (run state, session-wide values; the terminals and tool calls a
+``background`` snapshot lists are marked ``background``) — then notes first sightings in
+``timeline``, stamps when each item was first and last seen (the injectable ``clock``; tool
+calls also count their ``updates``), and tells subscribers what changed. Bad input goes to
+``diagnostics``, never raised; unknown kinds are kept in ``other_updates``. The reducer never
+mutates what it is given, every ``to_dict`` is a deep copy, and nothing here does I/O.
+``records``/``frame`` read the state as tables (``tables.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .diagnostics import Diagnostic
 from .messages import PLAN_KINDS, ROLES, Conversation, Message, Plan
 from .patch import type_name
 from .permission import SHOWN_FIELDS, PermissionRequest, emptied
+from .session_messages import SessionMessage, append_chunk, apply_session_message, chunk_content
 from .session_values import GENERIC_KINDS, SESSION_KINDS, background_ids, read_session_update
 from .subagents import SubagentInfo, apply_subagent_update
 from .terminal import DEFAULT_OUTPUT_CAP, Terminal, apply_terminal_fields, decode_base64
@@ -77,6 +80,7 @@ class SessionState:
         self.auth_status: AuthStatus | None = None  # the agent's, kind and label only (``auth_status``)
         self.other_updates: list[dict[str, Any]] = []
         self.subagents: dict[str, SubagentInfo] = {}  # children this session announced, by id
+        self.session_messages: dict[str, SessionMessage] = {}  # messages between sessions, by id
         self.terminal_output_cap = terminal_output_cap
         self.traffic_source: Callable[[], Iterable[dict[str, Any]]] | None = None  # the recorder's ring
         self._clock = clock
@@ -295,6 +299,11 @@ class SessionState:
         self._note("other", len(self.other_updates) - 1)
         self._changed("other", str(len(self.other_updates) - 1), (kind,), True)
 
+    def turn_changed(self, number: int, fields: tuple[str, ...] = (), created: bool = False) -> None:
+        """Tell observers that turn ``number`` (from 1; the turns are the session's) started
+        (``created``), ended (``ended``) or learnt where it came from (``origin_kind``)."""
+        self._changed("turn", str(number), fields, created)
+
     def set_auth_status(self, status: AuthStatus) -> None:
         """Record the agent's authentication status (agent-wide; the client tells every session)."""
         if status != self.auth_status:
@@ -394,6 +403,27 @@ class SessionState:
         self._keep_raw("subagent_update", update)
         self._changed("subagent", child_id, tuple(fields), created)
 
+    # -- messages between sessions ---------------------------------------------------------------
+    def _session_message(self, update: dict[str, Any]) -> None:
+        """An inter-session message upserted or streamed (``session_messages``: this session's view
+        of it only); the raw update is also kept, in ``other_updates`` and the timeline."""
+        msg_id = self._id(update, "messageId")
+        if msg_id is None:
+            return
+        chunk = update["sessionUpdate"] == "session_message_chunk"
+        block = chunk_content(update, self.diagnose) if chunk else None
+        if chunk and block is None:
+            self._keep_raw("session_message_chunk", update)
+            return
+        now, msg = self._clock(), self.session_messages.get(msg_id)
+        created = msg is None
+        if msg is None:
+            msg = self.session_messages[msg_id] = SessionMessage(msg_id, first_seen=now)
+        fields = append_chunk(msg, block) if chunk else apply_session_message(msg, update, self.diagnose)
+        msg.last_seen = now
+        self._keep_raw(update["sessionUpdate"], update)
+        self._changed("session_message", msg_id, tuple(fields), created)
+
     _HANDLERS: ClassVar[dict[str, Handler]] = {
         "tool_call_update": _tool_call,
         "tool_call": _v1_tool_call,
@@ -404,4 +434,6 @@ class SessionState:
         **dict.fromkeys(SESSION_KINDS, _session_update),
         "notice": _notice,
         "subagent_update": _subagent_update,
+        "session_message": _session_message,
+        "session_message_chunk": _session_message,
     }

@@ -17,6 +17,9 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   the selected id, ``decision`` its kind; ``decided_by`` as given to ``select``/``cancel`` (None:
   unknown); ``asked_at``/``answered_at`` from ``state.permission_times`` (``add_permission`` and
   ``permission_answered`` note them).
+- ``session_messages``: one row per message between sessions in this session's transcript (its
+  own view: outgoing on the sender's session, incoming on the recipient's); ``text`` joins the
+  text blocks, ``blocks`` counts the content blocks, ``chunks`` those that streamed.
 - ``traffic``: one row per entry of ``state.traffic_source()`` (the recorder's ring, in the trace
   format of ``trace.py``; [] without a source): ``direction`` (``dir``: ``in``/``out``), ``time``
   (``t``: seconds since the recording started), ``kind`` (``request``, ``notification``,
@@ -24,6 +27,16 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   ``method``, ``update`` (the ``sessionUpdate`` kind of a ``session/update``), ``id`` (the JSON-RPC
   id) and ``size`` (bytes of the line). An entry's own ``index`` (else its position), ``size`` and
   any of these columns given outright win over what is derived from its ``message``.
+
+A session's tree (``tree_records``/``tree_frame``: the session and its subagents, each a
+``Member`` with its own state) gives every member's rows, in tree order (the session's, then
+each child's, depth first), each row led by ``session_id`` and ``parent_session_id``. A row's key
+is its session plus its id (an agent message id, a tool call id is unique only within its
+session). A permission request is recorded in the root's state (the ``desk``) and names the session
+that asked (``PermissionRequest.session_id``): its row carries that session, and only the
+requests of the tree's sessions are read; a tool call's ``permission``/``decision`` columns read
+the requests of its own session only. ``traffic`` rows
+come from the entries given (those of the tree's sessions, in order), each with its ``session``.
 
 ``frame`` builds a DataFrame with the same columns: times (not traffic's) become UTC datetimes,
 counts and exit codes nullable ``Int64`` (a tool call's ``exit_code`` stays ``object`` when one row
@@ -33,7 +46,8 @@ holds a list), ``permission`` boolean, durations float; pandas is imported only 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .content import terminal_refs
@@ -41,6 +55,7 @@ from .content import terminal_refs
 if TYPE_CHECKING:
     from .messages import Message
     from .permission import PermissionRequest
+    from .session_messages import SessionMessage
     from .terminal import Terminal
     from .toolcall import ToolCall
 
@@ -61,7 +76,20 @@ class Tabled(Protocol):
     @property
     def permission_times(self) -> Mapping[str, tuple[float, float | None]]: ...
     @property
+    def session_messages(self) -> Mapping[str, SessionMessage]: ...
+    @property
     def traffic_source(self) -> Callable[[], Iterable[dict[str, Any]]] | None: ...
+    @property
+    def subagents(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Member:
+    """One session of a tree the tables read: its id, its parent's (None: the top) and its state."""
+
+    session_id: str
+    parent_session_id: str | None
+    state: Tabled
 
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -107,8 +135,21 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "answered_at",
     ),
     "traffic": ("index", "direction", "time", "kind", "method", "update", "id", "size"),
+    "session_messages": (
+        "id",
+        "sender_session_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "recipient_message_id",
+        "text",
+        "blocks",
+        "chunks",
+        "first_seen",
+        "last_seen",
+    ),
 }
 KINDS = tuple(COLUMNS)
+TREE_COLUMNS = ("session_id", "parent_session_id")
 PANDAS_HINT = 'state.frame() needs pandas: pip install "acp_notebook[pandas]"'
 
 # frame dtypes: (datetime columns, nullable integer columns, boolean columns, float columns)
@@ -118,6 +159,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "terminals": (("first_seen", "last_seen"), ("exit_code", "bytes"), (), ("duration",)),
     "permissions": (("asked_at", "answered_at"), (), (), ()),
     "traffic": ((), ("index", "size"), (), ("time",)),
+    "session_messages": (("first_seen", "last_seen"), ("blocks", "chunks"), (), ()),
 }
 
 
@@ -131,12 +173,80 @@ def records(state: Tabled, kind: str) -> list[Row]:
 
 def frame(state: Tabled, kind: str) -> Any:
     """The rows of table ``kind`` as a pandas DataFrame, with typed columns."""
-    rows = records(state, kind)
+    return _frame(records(state, kind), kind, COLUMNS[kind])
+
+
+def tree_records(
+    members: Sequence[Member],
+    kind: str,
+    traffic: Iterable[dict[str, Any]] | None = None,
+    desk: Tabled | None = None,
+) -> list[Row]:
+    """The rows of table ``kind`` for every member of a session tree, led by ``session_id`` and
+    ``parent_session_id``; ``traffic``: the tree's entries (for ``kind="traffic"``); ``desk``: the
+    state holding the permission requests (the root's; default: the first member's)."""
+    if kind not in _BUILDERS:
+        raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
+    parents = parents_of(members)
+    if kind == "traffic":
+        return [_in_tree(row, e.get("session"), parents) for row, e in _traffic(traffic or [])]
+    asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
+    if kind == "permissions":
+        return [_in_tree(_permission_row(p, times), sid, parents) for p, sid, times in asked]
+    if kind == "tool_calls":
+        latest = {(sid, p.tool_call_id): p for p, sid, _ in asked if p.tool_call_id is not None}
+        return [
+            _in_tree(
+                _tool_call_row(tc, m.state.terminals, latest.get((m.session_id, i))), m.session_id, parents
+            )
+            for m in members
+            for i, tc in m.state.tool_calls.items()
+        ]
+    build = _BUILDERS[kind]
+    return [_in_tree(row, m.session_id, parents) for m in members for row in build(m.state)]
+
+
+def tree_frame(
+    members: Sequence[Member],
+    kind: str,
+    traffic: Iterable[dict[str, Any]] | None = None,
+    desk: Tabled | None = None,
+) -> Any:
+    """``tree_records`` as a pandas DataFrame, with typed columns."""
+    return _frame(tree_records(members, kind, traffic, desk), kind, TREE_COLUMNS + COLUMNS.get(kind, ()))
+
+
+def _in_tree(row: Row, session_id: Any, parents: Mapping[str, str | None]) -> Row:
+    session_id = session_id if isinstance(session_id, str) else None
+    return {"session_id": session_id, "parent_session_id": parents.get(session_id or ""), **row}
+
+
+Asked = tuple["PermissionRequest", str, tuple[float | None, float | None]]
+
+
+def _asked_in_tree(members: Sequence[Member], desk: Tabled) -> list[Asked]:
+    """The requests on ``desk`` that sessions of the tree asked: (request, its session, times); a
+    request naming no session is the first member's."""
+    ids = set(parents_of(members))
+    out: list[Asked] = []
+    for perm in desk.permissions.values():
+        sid = perm.session_id if isinstance(perm.session_id, str) else members[0].session_id
+        if sid in ids:
+            out.append((perm, sid, desk.permission_times.get(perm.key, (None, None))))
+    return out
+
+
+def parents_of(members: Sequence[Member]) -> dict[str, str | None]:
+    """Each member's parent, by session id."""
+    return {m.session_id: m.parent_session_id for m in members}
+
+
+def _frame(rows: list[Row], kind: str, columns: tuple[str, ...]) -> Any:
     try:
         import pandas as pd
     except ImportError as exc:
         raise ImportError(PANDAS_HINT) from exc
-    df = pd.DataFrame(rows, columns=list(COLUMNS[kind]))
+    df = pd.DataFrame(rows, columns=list(columns))
     times, ints, bools, floats = _TYPES[kind]
     for col in times:
         df[col] = pd.to_datetime(df[col].astype("float64"), unit="s", utc=True)
@@ -153,8 +263,13 @@ def frame(state: Tabled, kind: str) -> Any:
 
 # -- tool calls ---------------------------------------------------------------------------------
 def tool_call_rows(state: Tabled) -> list[Row]:
-    """One row per tool call."""
-    asked = {p.tool_call_id: p for p in state.permissions.values() if p.tool_call_id is not None}
+    """One row per tool call (a request a subagent of this session asked is not about these)."""
+    children = state.subagents
+    asked = {
+        p.tool_call_id: p
+        for p in state.permissions.values()
+        if p.tool_call_id is not None and p.session_id not in children
+    }
     return [
         _tool_call_row(tc, state.terminals, asked.get(tc.tool_call_id)) for tc in state.tool_calls.values()
     ]
@@ -239,6 +354,26 @@ def _terminal_row(term: Terminal) -> Row:
     }
 
 
+def session_message_rows(state: Tabled) -> list[Row]:
+    """One row per message between sessions, as this session's transcript holds it."""
+    return [_session_message_row(msg) for msg in state.session_messages.values()]
+
+
+def _session_message_row(msg: SessionMessage) -> Row:
+    return {
+        "id": msg.message_id,
+        "sender_session_id": msg.sender_session_id,
+        "recipient_session_id": msg.recipient_session_id,
+        "sender_message_id": msg.sender_message_id,
+        "recipient_message_id": msg.recipient_message_id,
+        "text": msg.text,
+        "blocks": len(msg.content or ()),
+        "chunks": msg.chunks,
+        "first_seen": msg.first_seen,
+        "last_seen": msg.last_seen,
+    }
+
+
 # -- permissions --------------------------------------------------------------------------------
 def permission_rows(state: Tabled) -> list[Row]:
     """One row per permission request, in arrival order."""
@@ -280,10 +415,11 @@ def decision(perm: PermissionRequest) -> str | None:
 def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
     source = state.traffic_source
-    if source is None:
-        return []
-    entries: Iterable[Any] = source()
-    return [_traffic_row(i, e) for i, e in enumerate(entries) if isinstance(e, dict)]
+    return [row for row, _ in _traffic(source() if source is not None else [])]
+
+
+def _traffic(entries: Iterable[Any]) -> list[tuple[Row, dict[str, Any]]]:
+    return [(_traffic_row(i, e), e) for i, e in enumerate(entries) if isinstance(e, dict)]
 
 
 def _traffic_row(index: int, entry: dict[str, Any]) -> Row:
@@ -332,4 +468,5 @@ _BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "terminals": terminal_rows,
     "permissions": permission_rows,
     "traffic": traffic_rows,
+    "session_messages": session_message_rows,
 }
