@@ -17,9 +17,9 @@ only runs once the agent really sent the read's result). A main-loop request (on
 tools) that matches no step is answered with a visible "no scripted reply" text and counted in
 ``mock.unmatched``. Requests without tools are the agent's side calls (titles, summaries); they
 get ``Script.side_reply``. A prompt-suggestion request (``[SUGGESTION MODE: ...]``, which offers
-tools) gets an empty text: no suggestion. A step given a ``hold`` (a ``threading.Event``) answers
-only once the event is set (bounded by ``HOLD_LIMIT``): a test decides when, e.g., a background
-subagent may go on.
+tools) gets an empty text: no suggestion. A step given ``hold=event`` answers only once the test
+sets the event (at most ``HOLD`` seconds later): a test can pace one session of the agent's (a
+subagent's) against another.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from tests.real_agents.harness import LocalServer
 
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization"})
 NO_REPLY = "(mock anthropic: no scripted reply for this request)"
+HOLD = 120.0  # seconds a held step waits for its event at most
 SUGGESTION = "[SUGGESTION MODE:"
-HOLD_LIMIT = 120.0  # seconds a held step waits for its event at most
 
 
 def text(value: str) -> dict[str, Any]:
@@ -58,7 +58,7 @@ class Step:
     trigger: tuple[str, str]  # ("prompt", marker) or ("after", tool_use_id)
     blocks: list[dict[str, Any]]
     used: int = 0
-    hold: threading.Event | None = None  # answer only once it is set
+    hold: threading.Event | None = None  # answer once it is set
 
     @property
     def stop_reason(self) -> str:
@@ -74,7 +74,7 @@ class Script:
     side_reply: str = "Scripted session"
 
     def prompt(self, marker: str, *blocks: dict[str, Any], hold: threading.Event | None = None) -> Script:
-        """Answer the user prompt containing ``marker`` with ``blocks`` (once ``hold`` is set, if given)."""
+        """Answer the user prompt containing ``marker`` with ``blocks`` (once ``hold`` is set)."""
         self.steps.append(Step(("prompt", marker), list(blocks), hold=hold))
         return self
 
@@ -173,7 +173,7 @@ class MockAnthropic:
             self.requests.append(entry)
 
     def _reply(self, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str]:
-        """(log label, blocks, stop reason) for one Messages request (waiting for a held step)."""
+        """(log label, blocks, stop reason) for one Messages request (a held step waits here)."""
         with self._lock:
             if not body.get("tools"):
                 return "side", [text(self.script.side_reply)], "end_turn"
@@ -184,7 +184,7 @@ class MockAnthropic:
                 return "unmatched", [text(NO_REPLY)], "end_turn"
             step.used += 1
         if step.hold is not None:
-            step.hold.wait(HOLD_LIMIT)
+            step.hold.wait(HOLD)
         return f"step {self.script.steps.index(step)}", step.blocks, step.stop_reason
 
     def _message_id(self) -> str:
