@@ -32,6 +32,15 @@ def chunk(session_id: str, message_id: str = "m1", text: str = "hi") -> dict[str
     return update({**body, "content": {"type": "text", "text": text}}, session_id)
 
 
+TASK = {"type": "text", "text": "Look around"}
+
+
+def talk(session_id: str, message_id: str, content: list[Any], **fields: Any) -> dict[str, Any]:
+    """A ``session_message`` upsert in ``session_id``'s transcript."""
+    body = {"sessionUpdate": "session_message", "messageId": message_id, "content": content, **fields}
+    return update(body, session_id)
+
+
 def call(session_id: str, call_id: str, **fields: Any) -> dict[str, Any]:
     return update({"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields}, session_id)
 
@@ -49,6 +58,8 @@ def conversation() -> list[dict[str, Any]]:
         chunk("s1", text="root says"),
         call("s1", "c1", title="Read", kind="read", status="completed"),
         announce(title="Explore", description="Look around", capabilities={"cancel": {}}),
+        talk("s1", "out-1", [TASK], recipientSessionId=CHILD, recipientMessageId="in-1"),
+        talk(CHILD, "in-1", [TASK], senderSessionId="s1", senderMessageId="out-1"),
         call(CHILD, "c1", title="Bash", kind="execute", status="in_progress"),
         terminal(CHILD, "t1", "café\n".encode()),
         call(CHILD, "c1", content=[{"type": "terminal", "terminalId": "t1"}], status="completed"),
@@ -83,6 +94,7 @@ def tree_snapshot(node: Any) -> dict[str, Any]:
     """A session's (or a subagent's) state and every descendant's, by id."""
     return {
         "state": snapshot(node.state),
+        "session_messages": [m.to_dict() for m in node.state.session_messages.values()],
         "children": {k: tree_snapshot(c) for k, c in node.subagents.items()},
     }
 
@@ -121,6 +133,9 @@ def check_separate(session: Any, messages: list[dict[str, Any]]) -> None:
     assert [m.text for m in session.state.messages.values()] == ["root says", "root again"]
     assert [m.text for m in child.state.messages.values()] == ["child says"]
     assert list(grandchild.state.tool_calls) == ["g1"] and list(session.state.subagents) == [CHILD]
+    assert list(session.state.session_messages) == ["out-1"] and list(child.state.session_messages) == [
+        "in-1"
+    ]
     (asked,) = session.state.permissions.values()  # the card is the root's; the subject the child's
     assert asked.session_id == CHILD and child.state.permissions == {}
 
@@ -137,7 +152,7 @@ async def test_replay_subagents(tmp_path: Path) -> None:
         assert rep.session is not None and tree_snapshot(rep.session) == live
         assert list(rep.subagents) == [CHILD] and rep.subagents[CHILD].title == "Explore"
         assert rep.session.subagents[CHILD].subagents[GRANDCHILD].parent_id == CHILD
-        assert rep.state is rep.session.state
+        assert rep.state is rep.session.state and live["children"][CHILD]["session_messages"]
         announced = next(i for i, e in enumerate(rep.entries) if GRANDCHILD in json.dumps(e))
         rep.seek(announced)  # before the grandchild's announcement: not there yet
         assert GRANDCHILD not in rep.subagents[CHILD].subagents
@@ -180,6 +195,7 @@ async def test_resume_rebuilds_subagents() -> None:
             assert child.state.terminals["t1"].output == "café\n".encode()
             assert list(child.subagents[GRANDCHILD].state.tool_calls) == ["g1"]
             assert "c2" not in child.state.tool_calls  # the permission request was live, not history
+            assert list(child.state.session_messages) == ["in-1"]
         assert agent.unknown_sessions == {} and "subagent-not-moved" not in [
             d.code for d in again.state.diagnostics
         ]
@@ -301,6 +317,13 @@ async def test_tables_with_descendants_carry_each_session(tmp_path: Path) -> Non
             (CHILD, "m1", "child says"),
             (GRANDCHILD, "m1", "grandchild says"),
         ]  # the same id in three sessions: three rows
+        talks = session.records("session_messages", descendants=True)
+        assert [
+            (r["session_id"], r["id"], r["sender_session_id"], r["recipient_session_id"]) for r in talks
+        ] == [
+            ("s1", "out-1", None, CHILD),
+            (CHILD, "in-1", "s1", None),
+        ]  # each session's own view of the one message
         (perm,) = session.records("permissions", descendants=True)
         assert (perm["session_id"], perm["parent_session_id"], perm["tool_call_id"]) == (CHILD, "s1", "c2")
         terminals = session.records("terminals", descendants=True)
@@ -346,6 +369,8 @@ async def test_export_json_holds_each_child_under_its_parent(tmp_path: Path) -> 
     assert child["announced"]["title"] == "Explore" and child["parent_session_id"] == "s1"
     assert list(child["state"]["tool_calls"]) == ["c1", "c2"] and list(doc["state"]["tool_calls"]) == ["c1"]
     assert [m["content"] for m in child["state"]["messages"]] == [[{"type": "text", "text": "child says"}]]
+    assert [m["messageId"] for m in child["state"]["session_messages"]] == ["in-1"]
+    assert [m["messageId"] for m in doc["state"]["session_messages"]] == ["out-1"]
     grandchild = child["state"]["subagents"][GRANDCHILD]
     assert grandchild["session_id"] == GRANDCHILD and list(grandchild["state"]["tool_calls"]) == ["g1"]
     assert {e.get("session") for e in doc["trace"]} == {"s1", CHILD, GRANDCHILD}

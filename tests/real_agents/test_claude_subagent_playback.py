@@ -33,6 +33,7 @@ KINDS = V2_KINDS | {"subagent_update", "session_message", "session_message_chunk
 def tree_snapshot(node: Any) -> dict[str, Any]:
     return {
         "state": snapshot(node.state),
+        "session_messages": [m.to_dict() for m in node.state.session_messages.values()],
         "children": {k: tree_snapshot(c) for k, c in node.subagents.items()},
     }
 
@@ -88,7 +89,8 @@ def figures(wire: list[dict[str, Any]], node: Any) -> str:
     return (
         f"{node.session_id}: wire {updates} session/update + {asks} request_permission -> state "
         f"{len(state.tool_calls)} tool calls, {len(state.terminals)} terminals, "
-        f"{len(state.messages)} messages, {len(state.subagents)} subagents"
+        f"{len(state.messages)} messages, {len(state.session_messages)} session messages, "
+        f"{len(state.subagents)} subagents"
     )
 
 
