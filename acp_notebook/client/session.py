@@ -24,7 +24,7 @@ from ..protocol.review import Review
 from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking, headless, tree_tables
+from . import blocking, headless, quiet, tree_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
@@ -74,7 +74,8 @@ class Session:
         wanted = checkpoint_wanted(cwd, checkpoints)
         busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
         self.checkpoints = Checkpointer(self.state, cwd, session_id, busy) if wanted else None
-        self._runner = TurnRunner(self.state, conn, session_id, self.checkpoints)
+        adopt = lambda follow: self._queue.adopt(follow)  # noqa: E731 - an agent-started turn joins the queue
+        self._runner = TurnRunner(self.state, conn, session_id, self.checkpoints, adopt)
         self._queue = TurnQueue(conn.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
         self._notebook = notebook  # the `notebook` MCP server (new_session(share=))
@@ -146,7 +147,7 @@ class Session:
 
     @property
     def running(self) -> bool:
-        """True while a prompt turn is in progress."""
+        """True while a turn is in progress (a prompt's, or one the agent started)."""
         return self._runner.running
 
     @property
@@ -250,9 +251,19 @@ class Session:
         answers requests after the handler, else the turn is cancelled; SIGINT cancels it."""
         return await blocking.wait_blocking(self.wait_turn(task), self._permissions, self.cancel, permissions)
 
-    async def wait_idle(self, timeout: float | None = None, grace: float = CANCEL_GRACE) -> bool:
-        """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all."""
-        return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
+    async def wait_idle(
+        self, timeout: float | None = None, grace: float = CANCEL_GRACE, *, background: bool = False
+    ) -> bool:
+        """Wait until no turn runs or waits (False on timeout); an interrupt cancels them all.
+
+        ``background``: also until the agent reports no background work (``state.background`` is
+        ``[]`` or was never reported) and every subagent, at any depth, is idle — and, if that
+        started a turn of the agent's own, until it ended too. Pending permissions are described
+        meanwhile in a headless run (``client.headless``)."""
+        with headless.notices(self):
+            if not background:
+                return await self._queue.wait_idle(timeout, lambda: self.state.stop_reason, grace)
+            return await quiet.wait_quiet(self.state, self.subagents, self._queue, timeout, grace)
 
     def drop_queued(self) -> int:
         """Cancel the prompts that wait behind the running turn; returns how many."""

@@ -1,19 +1,24 @@
-"""One prompt turn at a time, on the wire: send the prompt, follow the updates, end the turn.
+"""One turn at a time, on the wire: send the prompt, follow the updates, end the turn.
 
 The runner knows the session's current turn (``protocol.turn.Turn`` holds the rule for when it
 ends) and every turn so far. A turn that ends without the agent's ``state_update`` — a v1 prompt
 response, an error response, the agent exiting, the session closing — leaves the state idle and
 consistent. It never waits on a user: the session's ``TurnQueue`` decides when a turn starts.
+A ``running`` with no turn in progress is a turn the agent started (``protocol.turn.agent_starts``):
+the runner makes it the current turn and hands its follower to ``adopt`` (the queue: prompts wait
+behind it); a prompt whose turn was about to start waits for it to end. Observers of the state
+hear of every turn that starts, changes where it came from, or ends (``state.turn_changed``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..protocol.state import SessionState
-from ..protocol.turn import Turn
+from ..protocol.turn import Turn, agent_starts
 from .checkpoints.checkpointer import Checkpointer
 from .wire import AgentConnection
 
@@ -43,9 +48,11 @@ class TurnRunner:
         conn: AgentConnection,
         session_id: str,
         checkpoints: Checkpointer | None = None,
+        adopt: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
     ) -> None:
         self.state, self.conn, self.session_id = state, conn, session_id
         self.checkpoints = checkpoints  # a snapshot before each prompt and at each turn's end
+        self.adopt = adopt  # runs an agent-started turn's follower in the session's queue
         self.turn: Turn | None = None
         self.turns: list[Turn] = []
         self.last_error: Any = None
@@ -58,16 +65,51 @@ class TurnRunner:
 
     async def run(self, blocks: list[Any]) -> str | None:
         """Send one prompt and wait for the end of its turn; returns the stop reason."""
-        turn, start = self.conn.new_turn(), len(self.state.timeline)
-        if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
-            await self.checkpoints.begin(turn, len(self.turns) + 1, start)
-        self.turn = turn
-        self.turns.append(turn)
+        while True:
+            await self._agent_turn_over()
+            turn, start = self.conn.new_turn(), len(self.state.timeline)
+            if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
+                await self.checkpoints.begin(turn, len(self.turns) + 1, start)
+            if not self.running:  # else the agent started a turn meanwhile: after it, afresh
+                break
+        self._begin(turn, start)
         try:
             return await self._run(turn, blocks)
         finally:
             if self.checkpoints is not None:
                 await self.checkpoints.end(turn)
+
+    def _begin(self, turn: Turn, start: int) -> None:
+        self.turn = turn
+        self.turns.append(turn)
+        turn.number, turn.timeline_start = len(self.turns), start
+        self.state.turn_changed(turn.number, ("origin",), True)
+
+    async def _agent_turn_over(self) -> None:
+        """Wait until no turn the agent started runs (prompts of ours never overlap)."""
+        while self.running and self._done is not None:
+            await asyncio.wait({self._done})
+
+    def _agent_turn(self) -> None:
+        """The agent started foreground work with no turn of ours in progress: it is a turn."""
+        turn, start = Turn.by_agent(), len(self.state.timeline)
+        done = self._done = self.conn.loop().create_future()
+        self._begin(turn, start)
+        if self.adopt is not None:
+            self.adopt(self._follow(turn, done, start))
+
+    async def _follow(self, turn: Turn, done: asyncio.Future, start: int) -> str | None:
+        """An agent-started turn from its start to its end: its checkpoints, its stop reason."""
+        if self.checkpoints is not None:  # as soon as its `running` arrived
+            await self.checkpoints.begin(turn, turn.number or len(self.turns), start)
+        try:
+            with contextlib.suppress(Exception):  # the agent exited: the turn was abandoned
+                await done
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.end(turn)
+        self.last_error = turn.error
+        return turn.stop_reason
 
     async def _run(self, turn: Turn, blocks: list[Any]) -> str | None:
         done = self._done = self.conn.loop().create_future()
@@ -89,9 +131,13 @@ class TurnRunner:
     def saw(self, update: Any) -> None:
         """An update of this session was applied: follow the running turn; note (info) a tool-call
         update that came after its cancelled turn ended."""
+        if agent_starts(update, self.turn):
+            self._agent_turn()
         turn = self.turn
         if turn is None or not isinstance(update, dict):
             return
+        if turn.on_update(update) and turn.number is not None:
+            self.state.turn_changed(turn.number, ("origin_kind",))
         kind = update.get("sessionUpdate")
         if kind in TOOL_CALL_KINDS and turn.ended:
             if turn.stop_reason == "cancelled":
@@ -131,6 +177,8 @@ class TurnRunner:
         if self._done is not None and not self._done.done():
             self._done.set_exception(error)
             self._done.exception()
+        if ended and turn is not None and turn.number is not None:
+            self.state.turn_changed(turn.number, ("ended",))
 
     def cancel_requested(self) -> list[str]:
         """``session/cancel`` went out: the running turn's unfinished tool calls, to mark cancelled."""
@@ -144,3 +192,5 @@ class TurnRunner:
     def _finish(self, turn: Turn) -> None:
         if self._done is not None and not self._done.done() and turn is self.turn:
             self._done.set_result(turn.stop_reason)
+        if turn.number is not None:
+            self.state.turn_changed(turn.number, ("ended",))

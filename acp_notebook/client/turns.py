@@ -3,7 +3,9 @@
 ``submit`` returns the task at once, so a cell can end while the turn goes on (buttons keep
 working); ``Session.prompt`` awaits the same kind of task. Each task waits for the turns queued
 before it, calls ``on_start`` (e.g. to build the per-turn view), runs the turn, then ``on_end``.
-A turn nobody awaits that fails records the error on the state.
+A turn the agent started itself joins the queue already running (``adopt``): prompts sent meanwhile
+wait behind it, and ``wait_idle`` waits for it. A turn nobody awaits that fails records the error
+on the state.
 
 Waiting is where interrupts land: ipykernel (7.4, measured) turns a kernel interrupt during an
 awaiting cell into ``CancelledError`` in the cell's coroutine. ``wait`` and ``wait_idle`` catch it,
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 CANCEL_GRACE = 5.0
@@ -58,6 +60,15 @@ class TurnQueue:
         earlier = self.pending()
         task = self._loop().create_task(self._turn(prompt, earlier, on_start, on_end))
         self._tasks.append(task)
+        task.add_done_callback(self._finished)
+        return task
+
+    def adopt(self, follow: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        """Add a turn that is already running (the agent started it); ``follow`` runs until it
+        ends. Returns its task."""
+        task = self._loop().create_task(follow)
+        self._tasks.append(task)
+        self._started.add(task)
         task.add_done_callback(self._finished)
         return task
 

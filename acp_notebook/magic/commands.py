@@ -229,9 +229,10 @@ class Commands:
         print(f"`{args.name}`: {what}" + (f"; dropped {dropped} queued prompt(s)" if dropped else "") + ".")
 
     async def wait(self, args: argparse.Namespace) -> None:
-        """``%acp wait``: wait for the running and queued turns (an interrupt cancels them)."""
+        """``%acp wait [--background]``: wait for the running and queued turns (an interrupt cancels
+        them), with ``--background`` for background work too."""
         session = self.live_session(args.name)
-        await waiting.wait_idle(session, args.name, args.timeout)
+        await waiting.wait_idle(session, args.name, args.timeout, args.background)
         print(f"`{args.name}`: {report.turn_state(session)}")
 
     # -- settings ---------------------------------------------------------------------------------

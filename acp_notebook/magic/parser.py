@@ -68,6 +68,11 @@ def _build() -> dict[str, _Parser]:
     new.add_argument("--cwd", help="the new session's root (default: the current directory)")
     wait = parsers["wait"] = _parser("wait", "Wait until the session's running and queued turns end.")
     wait.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    wait.add_argument(
+        "--background",
+        action="store_true",
+        help="also wait for background work: subagents, background commands, the agent's own turns",
+    )
     mode = parsers["mode"] = _parser("mode", "Show the modes, or switch to MODE.")
     mode.add_argument("mode", nargs="?", help="the mode id to switch to")
     login = parsers["login"] = _parser("login", "Show the agent's auth methods, or log in with METHOD.")

@@ -4,9 +4,11 @@
 name of ``acp_notebook.policies``, or a variable of the user's namespace holding one), before the
 session's own handler; the handler is back when the turn ends. ``--timeout S`` bounds the wait:
 on timeout the cell fails with one message saying what is pending and how to answer it (the turn
-goes on: answer it, or ``%acp cancel``). While a cell waits in a run nobody watches, each pending
-request is described once in its output (``client.headless``). Both waits keep a kernel interrupt
-from sleeping in the loop until something else wakes it (``wake``).
+goes on: answer it, or ``%acp cancel``). ``%acp wait --background`` also waits for background work
+(subagents, background commands, and the turns the agent then starts itself), so a papermill or
+nbclient run can end with it. While a cell waits in a run nobody watches, each pending request is
+described once in its output (``client.headless``, under the cell's session name). Both waits keep
+a kernel interrupt from sleeping in the loop until something else wakes it (``wake``).
 """
 
 from __future__ import annotations
@@ -71,10 +73,11 @@ async def wait_turn(session: Any, task: asyncio.Task, name: str, timeout: float 
         return _unheld(waiter.result())
 
 
-async def wait_idle(session: Any, name: str, timeout: float | None) -> None:
-    """``%acp wait``: until no turn runs or waits; on timeout raise, saying what is pending."""
+async def wait_idle(session: Any, name: str, timeout: float | None, background: bool = False) -> None:
+    """``%acp wait``: until no turn runs or waits (``background``: and no background work goes
+    on, ``Session.wait_idle``); on timeout raise, saying what is pending."""
     with headless.notices(session, name), wake.interruptible():
-        if not await session.wait_idle(timeout):
+        if not await session.wait_idle(timeout, background=background):
             raise timed_out(session, name, timeout or 0, "it is still busy")
 
 

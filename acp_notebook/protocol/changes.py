@@ -11,7 +11,8 @@ class Change:
     """What one applied update changed; ``data`` holds bytes appended to a terminal.
 
     ``kind`` is one of ``tool_call``, ``terminal``, ``message``, ``plan``, ``permission``,
-    ``run_state``, ``session``, ``notice``, ``other``, ``diagnostic``; ``id`` names the item.
+    ``run_state``, ``session``, ``notice``, ``other``, ``diagnostic``, ``subagent``,
+    ``session_message``, ``turn`` (``id``: its number from 1); ``id`` names the item.
     ``replaced`` marks a terminal snapshot (``data`` is then the whole new output).
     """
 

@@ -133,6 +133,7 @@ class RevertResult:
     unchanged: list[str]
     patch: str = ""
     patch_cut: bool = False
+    note: str = ""  # what part of the changes background subagents made after the turn ended
 
     @property
     def paths(self) -> list[str]:
@@ -149,7 +150,7 @@ class RevertResult:
         return {
             "preview": self.preview, "restored": self.restored, "refused": self.refused,
             "unchanged": self.unchanged, "patch": self.patch, "patch_cut": self.patch_cut,
-            "files": self.files(),
+            "files": self.files(), "note": self.note,
         }  # fmt: skip
 
     def __repr__(self) -> str:

@@ -299,6 +299,11 @@ class SessionState:
         self._note("other", len(self.other_updates) - 1)
         self._changed("other", str(len(self.other_updates) - 1), (kind,), True)
 
+    def turn_changed(self, number: int, fields: tuple[str, ...] = (), created: bool = False) -> None:
+        """Tell observers that turn ``number`` (from 1; the turns are the session's) started
+        (``created``), ended (``ended``) or learnt where it came from (``origin_kind``)."""
+        self._changed("turn", str(number), fields, created)
+
     def set_auth_status(self, status: AuthStatus) -> None:
         """Record the agent's authentication status (agent-wide; the client tells every session)."""
         if status != self.auth_status:

@@ -8,6 +8,14 @@ state is not idle. A missing ``stopReason`` ends the turn with ``None``; an ``er
 its details. Whatever else ends a turn (an error response, the agent exiting, the session
 closing) goes through ``abandon``. Only ``Turn`` changes a ``Turn``. The client may give a turn a
 ``checkpoint`` (``client.checkpoints``): then ``changes()`` and ``revert()`` ask it.
+
+Agent-started turns (v2): foreground work may start without a prompt (``StateUpdate``: "to follow
+up on a completed background task"). A ``running`` or ``requires_action`` while no turn of ours is
+in progress starts one (``agent_starts``): ``Turn.by_agent()``, ``origin == "agent"`` (a prompt's
+turn: ``"user"``), ended by the next ``idle`` like any other. Where a turn came from, when the
+agent says, is ``origin_kind``: the ``kind`` of an update's ``_meta["_claude/origin"]`` (real
+Claude: ``"task-notification"`` for its own turns, ``"human"`` for a prompt's); a missing or
+malformed one leaves it as it was (None: not said).
 """
 
 from __future__ import annotations
@@ -17,13 +25,37 @@ from typing import Any
 from .checkpoint import NoCheckpoint
 
 ACTIVE_STATES = frozenset({"running", "requires_action"})
+ORIGIN_META = "_claude/origin"  # claude-agent-acp: ``{"kind": "human" | "task-notification", ...}``
+
+
+def agent_starts(update: Any, current: Turn | None) -> bool:
+    """True if ``update`` starts foreground work the agent began itself (no turn in progress)."""
+    if current is not None and not current.ended:
+        return False
+    return (
+        isinstance(update, dict)
+        and update.get("sessionUpdate") == "state_update"
+        and (update.get("state") in ACTIVE_STATES)
+    )
+
+
+def origin_kind_of(update: Any) -> str | None:
+    """The ``kind`` an update's ``_meta`` says its turn came from, or None."""
+    meta = update.get("_meta") if isinstance(update, dict) else None
+    origin = meta.get(ORIGIN_META) if isinstance(meta, dict) else None
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    return kind if isinstance(kind, str) and kind else None
 
 
 class Turn:
-    """One prompt turn's progress, fed by the connection in arrival order."""
+    """One turn's progress (a prompt's, or one the agent started), fed in arrival order."""
 
-    def __init__(self, *, ends_on_response: bool) -> None:
+    def __init__(self, *, ends_on_response: bool, origin: str = "user") -> None:
         self.ends_on_response = ends_on_response
+        self.origin = origin  # "user": a prompt of ours; "agent": the agent started it
+        self.origin_kind: str | None = None  # where it came from, when the agent says
+        self.number: int | None = None  # from 1, in the session's order (given by the client)
+        self.timeline_start: int | None = None  # the state's timeline length when it started
         self.acknowledged = False
         self.active_seen = False
         self.ended = False
@@ -33,6 +65,27 @@ class Turn:
         self.message_id: str | None = None
         self.tool_call_ids: set[str] = set()
         self.checkpoint: Any = None  # given by the client before the prompt goes out
+
+    @classmethod
+    def by_agent(cls) -> Turn:
+        """A turn the agent started (its ``running`` seen): no prompt, ended by ``idle``."""
+        turn = cls(ends_on_response=False, origin="agent")
+        turn.acknowledged = turn.active_seen = True
+        return turn
+
+    @property
+    def origin_label(self) -> str | None:
+        """A short label of where the turn came from (``"task notification"``), or None."""
+        return self.origin_kind.replace("-", " ").replace("_", " ") if self.origin_kind else None
+
+    def on_update(self, update: Any) -> bool:
+        """Any update of the session while the turn runs: note where it came from; True if that
+        changed ``origin_kind``."""
+        kind = origin_kind_of(update)
+        if self.ended or kind is None or kind == self.origin_kind:
+            return False
+        self.origin_kind = kind
+        return True
 
     def on_response(self, result: Any) -> bool:
         """The prompt's successful response arrived; True if that ends the turn (v1)."""

@@ -99,6 +99,7 @@ class CheckpointBar:
             return message
         rows = cp.changes()
         message.update(state="ready", count=len(rows), files=rows[:FILES_SHOWN])
+        message.update(note=cp.note(), background=list(cp.background))  # background subagents' part
         message["revertible"] = sum(1 for r in rows if r["revertible"])
         return message
 

@@ -65,7 +65,8 @@ export class RevertBar {
   summary(s) {
     const name = s.scope === "turn" ? "this turn" : `the last turn (turn ${text(s.turn)})`;
     const count = `${text(s.count)} file${s.count === 1 ? "" : "s"} changed in ${name}`;
-    const list = h("ul", { class: "acp-revert-files" }, (s.files || []).map(fileRow));
+    const late = new Set(s.background || []); // changed after the turn ended, by its background subagents
+    const list = h("ul", { class: "acp-revert-files" }, (s.files || []).map((r) => fileRow(r, late.has(r.path))));
     if (s.count > (s.files || []).length) list.append(h("li", { class: "acp-muted" }, `… ${s.count - s.files.length} more`));
     const details = h("details", { class: "acp-revert-list", open: this.ctx.ui.open.has("revert:files") },
       h("summary", null, icon("file"), count), list);
@@ -78,7 +79,8 @@ export class RevertBar {
       on: { click: () => this.startPreview() },
     }, label);
     const note = s.reverted ? h("span", { class: "acp-tag acp-revert-done" }, `reverted (${text(s.reverted.restored)} restored)`) : null;
-    return h("div", { class: "acp-revert-head" }, details, note, h("span", { class: "acp-spacer" }), btn);
+    const head = h("div", { class: "acp-revert-head" }, details, note, h("span", { class: "acp-spacer" }), btn);
+    return s.note ? [head, h("div", { class: "acp-muted acp-revert-note" }, text(s.note))] : head;
   }
 
   startPreview() {
@@ -118,6 +120,7 @@ export class RevertBar {
     ];
     const panel = h("div", { class: "acp-revert-preview", role: "dialog", "aria-label": "Revert preview" },
       h("div", { class: "acp-revert-title" }, title(restored.length, forceable.length)),
+      p.note ? h("div", { class: "acp-muted acp-revert-note" }, text(p.note)) : null,
       h("ul", { class: "acp-revert-plan" }, rows));
     if (p.patch) {
       panel.append(renderDiff({ files: p.files || [], patch: p.patch, v1: false }, this.ctx, `revert:${text(p.turn)}`));
@@ -141,9 +144,10 @@ function title(restore, forceable) {
   return "Nothing to revert";
 }
 
-function fileRow(r) {
+function fileRow(r, late) {
   return h("li", { dataset: { change: text(r.change) } }, h("span", { class: `acp-revert-change acp-revert-${text(r.change)}` }, CHANGE[r.change] || text(r.change)), " ",
-    h("code", null, text(r.path)), r.revertible ? null : h("span", { class: "acp-muted" }, ` — ${text(r.reason)}`));
+    h("code", null, text(r.path)), r.revertible ? null : h("span", { class: "acp-muted" }, ` — ${text(r.reason)}`),
+    late ? h("span", { class: "acp-muted acp-revert-late" }, " — after the turn ended, by a background subagent") : null);
 }
 
 function refusedRow(r) {

@@ -6,17 +6,29 @@ files (the agent through the client, the agent itself, a build, the user); ``tur
 those files back as they were before the turn (rules in ``protocol.checkpoint``). A git failure or
 timeout never breaks a turn: it becomes a ``checkpoint-failed`` diagnostic and that turn simply has
 no checkpoint. Listeners (the views) hear about every checkpoint taken and every revert.
+
+Background subagents: a turn that ends while subagents it started still work in the background
+(the ``state_update`` ``background`` list names them) stays *open*: its changes are known at once,
+and when the last of them finishes — or the next turn, a prompt's or one the agent started (e.g.
+its task notification), begins — a new end checkpoint is taken and the turn's changes include what
+was written meanwhile. Writes are thus the turn's in which they happened: the next turn's once it
+has begun, else the turn whose background work was running. ``cp.background`` lists the paths
+changed after the turn ended and ``cp.note()`` says so, naming the subagents (the revert bar and
+``RevertResult.note`` show it); an open turn is not reverted until its subagents are done.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ...protocol.changes import Change
 from ...protocol.checkpoint import Limits, NoCheckpoint, RevertResult, Snapshot, plan, turn_changes
+from ...protocol.session_values import background_sessions
 from ...protocol.state import SessionState
 from ...protocol.turn import Turn
 from .shadow_git import GitError, ShadowRepo
@@ -33,6 +45,10 @@ class TurnCheckpoint:
         self.after: Snapshot | None = None
         self.error: str | None = None
         self.reverted: RevertResult | None = None
+        self.open = False  # ended while background subagents still work: the end is not final yet
+        self.background: list[str] = []  # paths changed after the turn ended, while they worked
+        self.subagents: dict[str, str] = {}  # those subagents: session id -> title (else the id)
+        self._turn_end: Snapshot | None = None  # the end checkpoint taken when the turn ended
         self._changes: list[dict[str, Any]] | None = None
 
     @property
@@ -57,6 +73,17 @@ class TurnCheckpoint:
     async def revert(self, force: bool = False, preview: bool = False) -> RevertResult:
         """Restore the files the turn changed; ``preview`` only says what would happen."""
         return await self.owner.revert(self, force=force, preview=preview)
+
+    def note(self) -> str | None:
+        """What part of the changes background subagents made after the turn ended, or None."""
+        names = ", ".join(self.subagents.values())
+        if self.open:
+            return f"background subagents of this turn are still working ({names}): changes may follow"
+        if not self.background:
+            return None
+        n = len(self.background)
+        files = "1 of these files was" if n == 1 else f"{n} of these files were"
+        return f"{files} changed after the turn ended, while its background subagents worked ({names})"
 
     def __repr__(self) -> str:
         state = f"{len(self._changes)} changed" if self._changes is not None else self.error or "pending"
@@ -89,9 +116,14 @@ class Checkpointer:
         self.enabled = True
         self.listeners: list[Listener] = []
         self._said: set[str] = set()
+        self._open: TurnCheckpoint | None = None  # the turn whose background subagents still work
+        self._closing: asyncio.Task | None = None
+        state.subscribe(self._state_changed)
 
     async def begin(self, turn: Turn, number: int, timeline_start: int) -> None:
-        """Right before the prompt goes out: snapshot the working tree (never raises)."""
+        """Right before the prompt goes out (or as the agent's own turn starts): snapshot the
+        working tree (never raises). An earlier turn still open is closed first."""
+        await self._close_open()
         cp = turn.checkpoint = TurnCheckpoint(self, number, timeline_start)
         if not self.enabled:
             cp.error = "checkpoints are off for this session"
@@ -112,6 +144,62 @@ class Checkpointer:
                 self._failed(cp, exc)
             else:
                 cp.after, cp._changes = after, turn_changes(diff, cp.before, after)
+                self._keep_open(cp)
+        self._tell(cp)
+
+    # -- background subagents: a turn stays open while they work -----------------------------------
+    def _working(self) -> set[str]:
+        """The background subagents the agent lists now."""
+        return set(background_sessions(self.state.background))
+
+    def _keep_open(self, cp: TurnCheckpoint) -> None:
+        working = self._working()
+        if working and self._open is None:
+            cp.open, cp._turn_end, self._open = True, cp.after, cp
+            self._name(cp, working)
+
+    def _name(self, cp: TurnCheckpoint, working: set[str]) -> None:
+        for child_id in sorted(working - set(cp.subagents)):
+            info = self.state.subagents.get(child_id)
+            cp.subagents[child_id] = info.title if info is not None and info.title else child_id
+
+    def _state_changed(self, change: Change) -> None:
+        """Background work changed: note who works; none left, close the open turn."""
+        cp = self._open
+        if cp is None or change.kind != "run_state":
+            return
+        working = self._working()
+        self._name(cp, working)
+        if not working and self._closing is None:
+            self._closing = asyncio.get_running_loop().create_task(self._close_open())
+            self._closing.add_done_callback(self._closed)
+
+    def _closed(self, task: asyncio.Task) -> None:
+        self._closing = None
+        if not task.cancelled():
+            task.exception()  # retrieved: _close never raises but for a cancel
+
+    async def _close_open(self) -> None:
+        """Take the open turn's final end checkpoint (its subagents are done, or a turn begins)."""
+        closing = self._closing
+        if closing is not None and closing is not asyncio.current_task():
+            await asyncio.shield(closing)  # already under way: it closes the open turn
+        cp, self._open = self._open, None
+        if cp is not None:
+            await self._close(cp)
+
+    async def _close(self, cp: TurnCheckpoint) -> None:
+        final = await self._snapshot(cp)
+        if final is not None and cp.before is not None and cp._turn_end is not None:
+            try:
+                diff = await self.repo.diff(cp.before.tree, final.tree)
+                late = await self.repo.diff(cp._turn_end.tree, final.tree)
+            except Exception as exc:  # git failing never breaks a turn: the turn-end changes stay
+                self._failed(cp, exc)
+            else:
+                cp.after, cp._changes = final, turn_changes(diff, cp.before, final)
+                cp.background = sorted(late)
+        cp.open = False
         self._tell(cp)
 
     async def revert(self, cp: TurnCheckpoint, *, force: bool, preview: bool) -> RevertResult:
@@ -120,12 +208,16 @@ class Checkpointer:
             raise NoCheckpoint(cp.why_not())
         if not preview and self.busy():
             raise RuntimeError("a turn is running: revert once it has ended (the agent may still be writing)")
+        if not preview and cp.open:
+            raise RuntimeError(
+                "background subagents of this turn are still working: revert once they have finished"
+            )
         now = await self.repo.snapshot()
         since_end = await self.repo.diff(cp.after.tree, now.tree)
         since_before = await self.repo.diff(cp.before.tree, now.tree)
         restore, refused, unchanged = plan(cp._changes, since_end, since_before, force)
         patch, cut = await self.repo.patch(now.tree, cp.before.tree, [r["path"] for r in restore])
-        result = RevertResult(preview, restore, refused, unchanged, patch, cut)
+        result = RevertResult(preview, restore, refused, unchanged, patch, cut, cp.note() or "")
         if not preview:
             await self._carry_out(cp.before.tree, restore)
             cp.reverted = result
