@@ -15,12 +15,15 @@ from acp_notebook.playback.xray_source import XRaySource
 from acp_notebook.protocol import trace
 from acp_notebook.protocol.session_tree import tree_of
 from acp_notebook.protocol.state import SessionState
+from acp_notebook.widgets.session_view import SessionView
 from tests.real_agents.referee import fold
 
-from .support import b64, update
+from .support import b64, until_async, update
+from .support import recording as recording  # the recording comm (used by the view test)
 from .test_client_framing import Peer
 from .test_replay import snapshot
 from .test_subagents import announce, ask
+from .test_xray import _replies, _reply
 
 CHILD, GRANDCHILD = "child-1", "grand-1"
 TEXT = {"type": "text", "text": "the same id in every session"}
@@ -436,3 +439,79 @@ async def test_a_replay_xray_names_every_session_of_the_trace(tmp_path: Path) ->
     finally:
         source.close()
         rep.close()
+
+
+async def test_the_xray_finds_the_messages_that_built_a_childs_card(tmp_path: Path) -> None:
+    """A child's card (keys ``subagent:C/...``, as the view keys them) is built by its session's
+    messages only — never by the parent's tool call of the same id — and its request by the
+    permission request and its answer; the subagent's own card by its ``subagent_update``."""
+    path = tmp_path / "b.jsonl"
+    agent, _ = await record(path, conversation())
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    source = XRaySource.of_replay(rep)
+    try:
+        entries = rep.entries
+
+        def said(index: int) -> str:
+            return json.dumps(entries[index].get("message"))
+
+        child_c1 = source.built_by(f"subagent:{CHILD}/tool_call:c1", rep.state)
+        assert child_c1 and all(CHILD in said(i) for i in child_c1)
+        assert any('"terminalId": "t1"' in said(i) and "terminal_update" in said(i) for i in child_c1)
+        root_c1 = source.built_by("tool_call:c1", rep.state)
+        assert root_c1 and not set(root_c1) & set(child_c1)
+        asked = source.built_by(f"subagent:{CHILD}/tool_call:c2", rep.state)
+        methods = [entries[i]["message"].get("method") for i in asked]
+        assert "session/request_permission" in methods and None in methods  # the request, its answer
+        card = source.built_by(f"subagent:{CHILD}", rep.state)
+        assert card and all('"subagent_update"' in said(i) and CHILD in said(i) for i in card)
+        deep = source.built_by(f"subagent:{CHILD}/subagent:{GRANDCHILD}/tool_call:g1", rep.state)
+        assert [json.loads(said(i))["params"]["sessionId"] for i in deep] == [GRANDCHILD]
+    finally:
+        source.close()
+        rep.close()
+
+
+async def test_a_replay_view_draws_the_children_it_rebuilt(recording, tmp_path: Path) -> None:
+    path = tmp_path / "v.jsonl"
+    agent, _ = await record(path, conversation())
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    view = rep.view(xray=True)
+    try:
+        view.session_view.flush_snapshot()
+        order = view.session_view.snapshot["order"]
+        assert f"subagent:{CHILD}" in order and f"subagent:{CHILD}/tool_call:c1" in order
+        assert f"subagent:{CHILD}/subagent:{GRANDCHILD}/tool_call:g1" in order
+        rep.seek(3)
+        rep.seek(len(rep))  # rebuilt from the start: a new tree, drawn whole again
+        view.session_view.flush_snapshot()
+        assert f"subagent:{CHILD}/tool_call:c2" in view.session_view.snapshot["order"]
+    finally:
+        view.close()
+        rep.close()
+
+
+async def test_a_live_xray_pins_a_past_tree_and_finds_a_childs_card(recording, tmp_path: Path) -> None:
+    """Picking a message of a live session shows the whole tree right after it (the children
+    re-enacted too); picking a child's card finds the child's messages."""
+    agent, session = await record(tmp_path / "p.jsonl", conversation())
+    view = SessionView(session, xray=True)
+    try:
+        ring = agent.traffic
+        asked = next(i for i, e in enumerate(ring) if '"session/request_permission"' in json.dumps(e))
+        view._handle_browser_msg({"type": "xray_select", "req": 1, "index": asked - 1})
+        await until_async(lambda: _replies(recording, view, 1), 20, message="the select's reply")
+        assert view.read_only and view.state is not session.state
+        keys = view.entry_keys
+        assert f"subagent:{CHILD}/tool_call:c1" in keys and f"subagent:{CHILD}/tool_call:c2" not in keys
+        view._handle_browser_msg({"type": "xray_unpin", "req": 2})
+        assert f"subagent:{CHILD}/tool_call:c2" in view.entry_keys
+        key = f"subagent:{CHILD}/tool_call:c2"
+        view._handle_browser_msg({"type": "xray_card", "req": 3, "key": key})
+        await until_async(lambda: _replies(recording, view, 3), 20, message="the card's reply")
+        assert asked in _reply(recording, view, 3)["indices"]
+    finally:
+        view.close()
+        await agent.close()

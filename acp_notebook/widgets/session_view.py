@@ -122,12 +122,14 @@ class SessionView(anywidget.AnyWidget):
             unsubscribe()
         self._unsubscribes = []
 
-    def retarget(self, state: SessionState) -> None:
-        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state)."""
+    def retarget(self, state: SessionState, source: Any = None) -> None:
+        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state);
+        ``source``: the session (or rebuilt one) whose ``subagents`` hold its children's states."""
         self.detach()
         self.state = state
         self._keys, self._terminals, self._sent_terms = {}, {}, {}
-        source = self.session if state is self._home else None
+        if source is None and state is self._home:
+            source = self.session
         self._follow(ViewTree(state, source), 0)
         self._full_pending = True  # the next patch replaces what the browser shows
         self.scheduler.mark(self)
