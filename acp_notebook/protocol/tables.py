@@ -35,8 +35,8 @@ is its session plus its id (an agent message id, a tool call id is unique only w
 session). A permission request is recorded in the root's state (the ``desk``) and names the session
 that asked (``PermissionRequest.session_id``): its row carries that session, and only the
 requests of the tree's sessions are read; a tool call's ``permission``/``decision`` columns read
-the requests of its own session only. ``traffic`` rows
-come from the entries given (those of the tree's sessions, in order), each with its ``session``.
+the requests of its own session only. ``traffic`` rows come from the entries given (those of the
+tree's sessions, in order), each with its ``session``.
 
 ``frame`` builds a DataFrame with the same columns: times (not traffic's) become UTC datetimes,
 counts and exit codes nullable ``Int64`` (a tool call's ``exit_code`` stays ``object`` when one row
@@ -91,6 +91,8 @@ class Member:
     parent_session_id: str | None
     state: Tabled
 
+
+Asked = tuple["PermissionRequest", str, tuple[float | None, float | None]]  # request, session, times
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "tool_calls": (
@@ -194,14 +196,7 @@ def tree_records(
     if kind == "permissions":
         return [_in_tree(_permission_row(p, times), sid, parents) for p, sid, times in asked]
     if kind == "tool_calls":
-        latest = {(sid, p.tool_call_id): p for p, sid, _ in asked if p.tool_call_id is not None}
-        return [
-            _in_tree(
-                _tool_call_row(tc, m.state.terminals, latest.get((m.session_id, i))), m.session_id, parents
-            )
-            for m in members
-            for i, tc in m.state.tool_calls.items()
-        ]
+        return _tree_tool_calls(members, asked, parents)
     build = _BUILDERS[kind]
     return [_in_tree(row, m.session_id, parents) for m in members for row in build(m.state)]
 
@@ -213,15 +208,25 @@ def tree_frame(
     desk: Tabled | None = None,
 ) -> Any:
     """``tree_records`` as a pandas DataFrame, with typed columns."""
-    return _frame(tree_records(members, kind, traffic, desk), kind, TREE_COLUMNS + COLUMNS.get(kind, ()))
+    rows = tree_records(members, kind, traffic, desk)
+    return _frame(rows, kind, TREE_COLUMNS + COLUMNS[kind])
+
+
+def _tree_tool_calls(
+    members: Sequence[Member], asked: list[Asked], parents: Mapping[str, str | None]
+) -> list[Row]:
+    latest = {(sid, p.tool_call_id): p for p, sid, _ in asked if p.tool_call_id is not None}
+    rows = []
+    for m in members:
+        for tc_id, tc in m.state.tool_calls.items():
+            row = _tool_call_row(tc, m.state.terminals, latest.get((m.session_id, tc_id)))
+            rows.append(_in_tree(row, m.session_id, parents))
+    return rows
 
 
 def _in_tree(row: Row, session_id: Any, parents: Mapping[str, str | None]) -> Row:
     session_id = session_id if isinstance(session_id, str) else None
     return {"session_id": session_id, "parent_session_id": parents.get(session_id or ""), **row}
-
-
-Asked = tuple["PermissionRequest", str, tuple[float | None, float | None]]
 
 
 def _asked_in_tree(members: Sequence[Member], desk: Tabled) -> list[Asked]:
