@@ -19,7 +19,7 @@ from typing import Any
 from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
-from . import tree_tables
+from . import session_tables
 from .connection import DEFERRED
 from .errors import AgentExited, RpcError
 from .exit_cleanup import end_tool_calls, exit_note
@@ -141,11 +141,11 @@ class Subagent:
 
     def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
         """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
-        return tree_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
+        return session_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     def frame(self, kind: str, descendants: bool = False) -> Any:
         """``records`` as a pandas DataFrame."""
-        return tree_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
+        return session_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     # -- what the agent sends for it -------------------------------------------------------------
     def _take_update(self, update: Any) -> None:

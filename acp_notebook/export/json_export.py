@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..client.tree_tables import members
+from ..client.session_tables import members
 from ..protocol.state import SessionState
 
 FORMAT = "acp-notebook-export"
