@@ -75,9 +75,9 @@ def conversation() -> list[dict[str, Any]]:
     ]
 
 
-async def record(path: Path, script: list[dict[str, Any]]) -> tuple[Agent, Any]:
-    """Play ``script`` to a recording client (the child's permission allowed once); the agent
-    stays open (close it)."""
+async def record(path: Path, script: list[dict[str, Any]], answer: bool = True) -> tuple[Agent, Any]:
+    """Play ``script`` to a recording client (``answer``: the child's permission allowed once);
+    the agent stays open (close it)."""
     peer = Peer(2)
     agent = Agent(peer.stream, record=path)
     await agent.initialize(2)
@@ -86,7 +86,7 @@ async def record(path: Path, script: list[dict[str, Any]]) -> tuple[Agent, Any]:
     for message in script:
         peer.send(message)
     await peer.settled()
-    for request in session.pending_permissions:
+    for request in session.pending_permissions if answer else ():
         request.select("ok")
     peer.send(update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
     await peer.settled()
@@ -515,3 +515,26 @@ async def test_a_live_xray_pins_a_past_tree_and_finds_a_childs_card(recording, t
     finally:
         view.close()
         await agent.close()
+
+
+async def test_a_recorded_subagent_cancel_is_reenacted_through_the_subagent(tmp_path: Path) -> None:
+    """The client's ``subagent.cancel()`` recorded: the replay cancels that child through its own
+    ``cancel()`` (its pending request answered ``cancelled`` by the cancel), as live."""
+    path = tmp_path / "c.jsonl"
+    agent, session = await record(path, conversation(), answer=False)  # the child's request waits
+    await session.subagents[CHILD].cancel()
+    await until_async(lambda: session.permission_log, 5, message="the cancel's decision logged")
+    live = tree_snapshot(session)
+    log = [(d.who, d.outcome) for d in session.permission_log]
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    try:
+        assert tree_snapshot(rep.session) == live
+        assert [(d.who, d.outcome) for d in rep.session.permission_log] == log == [("cancel", "cancelled")]
+        sent = [e["message"] for e in rep.agent.traffic if e["dir"] == "out"]
+        assert {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": CHILD}} in sent
+        cancel = next(i for i, e in enumerate(rep.entries) if e["message"].get("method") == "session/cancel")
+        rep.seek(cancel + 1)  # the cancel itself, before its recorded answer: answered by the cancel
+        assert rep.session.pending_permissions == [] and rep.entries[cancel + 1]["dir"] == "out"
+    finally:
+        rep.close()
