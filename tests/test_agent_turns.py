@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from acp_notebook import frontend
-from acp_notebook.client import headless
+from acp_notebook.client import headless, quiet
 from acp_notebook.client.agent import Agent
 from acp_notebook.client.checkpoints.shadow_git import CACHE_ENV
 from acp_notebook.client.turns import TurnInterrupted
@@ -166,7 +166,10 @@ async def test_a_bare_idle_between_turns_starts_nothing_and_an_exit_ends_the_age
 
 
 # -- waiting for background work -----------------------------------------------------------------------
-async def test_wait_idle_background_waits_for_subagents_at_any_depth_and_the_turn_that_follows() -> None:
+async def test_wait_idle_background_waits_for_subagents_at_any_depth_and_the_turn_that_follows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(quiet, "SETTLE", 3600.0)  # the agent's follow-up may come any time
     peer, agent, session = await connect(2)
     peer.send(announce(state={"state": "running"}))
     peer.send(announce("grandchild", CHILD, state={"state": "running"}))
@@ -183,11 +186,27 @@ async def test_wait_idle_background_waits_for_subagents_at_any_depth_and_the_tur
     await peer.settled()
     assert not waiter.done(), "the grandchild still works"
     peer.send(announce("grandchild", CHILD, state={"state": "idle"}))
-    peer.send(state("running"))  # ... and the agent starts a turn of its own about it
+    await peer.settled()
+    assert not waiter.done(), "all quiet: the agent may still follow up"
+    peer.send(state("running"))  # ... and it does, with a turn of its own
     await peer.settled()
     assert not waiter.done() and session.turns[-1].origin == "agent"
+    monkeypatch.setattr(quiet, "SETTLE", 0.01)
     peer.send(state("idle", listed(), stopReason="end_turn"))
     assert await asyncio.wait_for(waiter, 5) is True
+    await agent.close()
+
+
+async def test_after_background_work_a_quiet_session_ends_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(quiet, "SETTLE", 0.01)
+    peer, agent, session = await connect(2)
+    peer.send(announce(state={"state": "running"}))
+    peer.send(state("idle", listed(CHILD)))
+    await peer.settled()
+    waiter = asyncio.ensure_future(session.wait_idle(background=True))
+    peer.send(announce(state={"state": "idle"}))
+    peer.send(state("idle", listed()))
+    assert await asyncio.wait_for(waiter, 5) is True and session.turns == []
     await agent.close()
 
 
@@ -214,6 +233,7 @@ async def test_wait_idle_background_times_out_and_an_interrupt_leaves_the_work_g
 
 async def test_a_background_subagents_request_is_described_while_waiting(capsys, monkeypatch) -> None:
     frontend.reset()
+    monkeypatch.setattr(quiet, "SETTLE", 0.01)
     monkeypatch.setattr(headless, "DELAY", 0.05)
     peer, agent, session = await connect(2)
     peer.send(announce(state={"state": "running"}))
@@ -282,4 +302,44 @@ async def test_late_writes_of_a_background_subagent_are_its_turns_and_the_revert
     assert "after the turn ended" in result.note and result.to_dict()["note"] == result.note
     assert not (project / "child.txt").exists() and (project / "a.txt").read_text() == "a\n"
     assert told and all(cp in (first, second) for cp in told)
+    await agent.close()
+
+
+async def test_a_prompt_about_to_start_when_the_agent_starts_a_turn_goes_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    peer = Peer(2)
+    agent = Agent(peer.stream)
+    await agent.initialize(2)
+    session = await agent.new_session(str(project))
+    repo, gate = session.checkpoints.repo, asyncio.Event()
+    snapshot = repo.snapshot
+
+    async def held_snapshot() -> Any:
+        await gate.wait()
+        return await snapshot()
+
+    monkeypatch.setattr(repo, "snapshot", held_snapshot)
+    task = session.prompt_task("hi")  # its checkpoint is being taken ...
+    await peer.settled()
+    peer.send(state("running"))  # ... when the agent starts a turn of its own
+    await peer.settled()
+    gate.set()
+    await until_async(
+        lambda: session.turns[0].checkpoint is not None and session.turns[0].checkpoint.before, 10
+    )
+    assert [t.origin for t in session.turns] == ["agent"] and prompts(peer) == []
+    peer.send(state("idle", stopReason="end_turn"))
+    await until_async(lambda: prompts(peer), 10, message="the prompt, after the agent's turn")
+    assert [(t.origin, t.number, t.checkpoint.number) for t in session.turns] == [
+        ("agent", 1, 1),
+        ("user", 2, 2),
+    ]
+    peer.reply(prompts(peer)[0]["id"], {})
+    peer.send(state("running"))
+    peer.send(state("idle", stopReason="end_turn"))
+    assert await asyncio.wait_for(task, 10) == "end_turn"
     await agent.close()

@@ -179,6 +179,13 @@ def test_prompts_sent_during_a_turn_are_queued(ip, capsys, displayed):
     assert [m.text for m in session.state.messages.values()][-1] == "You said: two"
 
 
+def test_wait_background_waits_for_the_turns_and_the_background_work(ip, capsys, displayed):
+    session = start(ip, capsys, args=f"--no-view {DEMO} --scenario echo")
+    cell(ip, "%%acp\none", capsys)
+    _, out, _ = cell(ip, "%acp wait --background --timeout 10", capsys)
+    assert "`acp`: idle (end_turn)" in out and not session.busy and not session.state.background
+
+
 def test_cancel_stops_the_running_turn_and_drops_queued_ones(ip, capsys, displayed):
     session = start(ip, capsys, args=f"--no-view {DEMO} --scenario slow")
     cell(ip, "%%acp\nslow one", capsys)

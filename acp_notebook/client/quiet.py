@@ -5,8 +5,10 @@ work for it (``state.background`` is ``[]``, or was never reported), and every s
 depth, is idle with no background work of its own. A subagent's activity is what its parent was
 told (``subagent_update`` ``state``); when that is unconfirmed (``unknown``: cleared or never
 sent), its own session's last ``state_update`` decides (a new session is idle). Background work
-that ends often makes the agent start a turn of its own (a task notification): the wait goes on
-until that turn has ended too. Nothing polls: the wait wakes on every change of the session's
+that ends often makes the agent start a turn of its own (a task notification; real Claude sends its
+``running`` right after the ``background: []`` that ends the work): once the work it waited for is
+over, the wait ends only after ``SETTLE`` seconds with no change, and a turn the agent starts
+meanwhile is waited for too. Nothing polls: the wait wakes on every change of the session's
 state and of each descendant's (subscribed to as they appear). An interrupt stops the wait only:
 background work is not a turn, it goes on (``subagent.cancel()`` stops one).
 """
@@ -22,6 +24,7 @@ from ..protocol.subagents import UNKNOWN
 from .subagents import Subagent
 from .turns import TurnInterrupted, TurnQueue
 
+SETTLE = 2.0  # s of quiet after background work ended before the wait ends (the agent's follow-up)
 INTERRUPTED = (
     "interrupted: stopped waiting for background work, which goes on "
     "(session.subagents[...].cancel() stops a subagent that allows it)"
@@ -59,18 +62,30 @@ async def wait_quiet(
     deadline = None if timeout is None else loop.time() + timeout
     changed = asyncio.Event()
     watch = _Watch(changed.set)
+    waited = False  # for background work: once it is over, the agent may start a turn about it
     try:
         while True:
             if not await queue.wait_idle(_left(loop, deadline), lambda: state.stop_reason, grace):
                 return False
             changed.clear()
             watch.follow(state, children)
-            if not queue.pending() and background_done(state, children):
+            quiet = not queue.pending() and background_done(state, children)
+            if quiet and not waited:
                 return True
+            if quiet:  # quiet for SETTLE seconds, else what changed is looked at again
+                if not await _changed(changed, _settle(loop, deadline)):
+                    return True
+                continue
+            waited = True
             if not await _changed(changed, _left(loop, deadline)):
                 return False
     finally:
         watch.close()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, deadline: float | None) -> float:
+    left = _left(loop, deadline)
+    return SETTLE if left is None else min(SETTLE, left)
 
 
 def _left(loop: asyncio.AbstractEventLoop, deadline: float | None) -> float | None:

@@ -17,7 +17,9 @@ only runs once the agent really sent the read's result). A main-loop request (on
 tools) that matches no step is answered with a visible "no scripted reply" text and counted in
 ``mock.unmatched``. Requests without tools are the agent's side calls (titles, summaries); they
 get ``Script.side_reply``. A prompt-suggestion request (``[SUGGESTION MODE: ...]``, which offers
-tools) gets an empty text: no suggestion.
+tools) gets an empty text: no suggestion. A step given ``hold=event`` answers only once the test
+sets the event (at most ``HOLD`` seconds later): a test can pace one session of the agent's (a
+subagent's) against another.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tests.real_agents.harness import LocalServer
 
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization"})
 NO_REPLY = "(mock anthropic: no scripted reply for this request)"
+HOLD = 120.0  # seconds a held step waits for its event at most
 SUGGESTION = "[SUGGESTION MODE:"
 
 
@@ -55,6 +58,7 @@ class Step:
     trigger: tuple[str, str]  # ("prompt", marker) or ("after", tool_use_id)
     blocks: list[dict[str, Any]]
     used: int = 0
+    hold: threading.Event | None = None  # answer once it is set
 
     @property
     def stop_reason(self) -> str:
@@ -69,9 +73,9 @@ class Script:
     steps: list[Step] = field(default_factory=list)
     side_reply: str = "Scripted session"
 
-    def prompt(self, marker: str, *blocks: dict[str, Any]) -> Script:
-        """Answer the user prompt containing ``marker`` with ``blocks``."""
-        self.steps.append(Step(("prompt", marker), list(blocks)))
+    def prompt(self, marker: str, *blocks: dict[str, Any], hold: threading.Event | None = None) -> Script:
+        """Answer the user prompt containing ``marker`` with ``blocks`` (once ``hold`` is set)."""
+        self.steps.append(Step(("prompt", marker), list(blocks), hold=hold))
         return self
 
     def after(self, tool_use_id: str, *blocks: dict[str, Any]) -> Script:
@@ -169,7 +173,7 @@ class MockAnthropic:
             self.requests.append(entry)
 
     def _reply(self, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str]:
-        """(log label, blocks, stop reason) for one Messages request."""
+        """(log label, blocks, stop reason) for one Messages request (a held step waits here)."""
         with self._lock:
             if not body.get("tools"):
                 return "side", [text(self.script.side_reply)], "end_turn"
@@ -179,7 +183,9 @@ class MockAnthropic:
             if step is None:
                 return "unmatched", [text(NO_REPLY)], "end_turn"
             step.used += 1
-            return f"step {self.script.steps.index(step)}", step.blocks, step.stop_reason
+        if step.hold is not None:
+            step.hold.wait(HOLD)
+        return f"step {self.script.steps.index(step)}", step.blocks, step.stop_reason
 
     def _message_id(self) -> str:
         with self._lock:

@@ -23,6 +23,7 @@ agent's was answered with an error; and that no process of the agent's survives 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -673,6 +674,10 @@ async def test_background_command_streams_after_the_turn(claude: Run) -> None:
     # a bare idle is not a turn end: the stop reason stays the last turn's throughout
     first_end = next(i for i, s in enumerate(seen) if s[1] == "end_turn")
     assert all(s[1] == "end_turn" for s in seen[first_end:] if s[0] == "idle"), seen
+    # ... and the agent's own turn is a turn (issue 19): where it came from, as the agent says
+    assert [(t.origin, t.origin_kind, t.stop_reason) for t in session.turns] == [
+        ("user", "human", "end_turn"), ("agent", "task-notification", "end_turn"),
+    ]  # fmt: skip
     # the agent's own turn: its request carried the task notification
     notified = [r for r in claude.mock.main_requests() if r.answer == f"step {len(claude.script.steps) - 1}"]
     assert len(notified) == 1
@@ -833,3 +838,75 @@ async def test_subagent_permission_reaches_the_user(claude: Run) -> None:
         turn.cancel()
     assert (claude.project / "child.txt").exists()
     await claude.close_and_check()
+
+
+async def test_background_subagent_permission_after_turn_end(claude: Run) -> None:
+    """``run_in_background`` (the ``Agent`` tool's default): the parent's turn ends ``end_turn``
+    while the child works (``background`` names it); the child's permission request after that
+    reaches the user, answering it lets the child finish (the file appears), and the task
+    notification the agent then starts is a turn of its own (``origin == "agent"``).
+    ``wait_idle(background=True)`` returns when all is done. Each session keeps its own view of
+    the task message (``session_message``), linked by ids."""
+    child_marker = "[child] Create the file."
+    agent_input = {"description": "Make a file", "prompt": child_marker, "subagent_type": "general-purpose"}
+    after_turn = threading.Event()  # the child's model answers once the parent's turn is over
+    claude.script.prompt("<task-notification>", text("The subagent finished."))
+    claude.script.prompt("[bgsub]", tool_use("toolu_agent", "Agent", agent_input))
+    claude.script.after("toolu_agent", text("Started it."))
+    claude.script.prompt(
+        "[child]", tool_use("toolu_child", "Bash", {"command": "touch child.txt"}), hold=after_turn
+    )
+    claude.script.after("toolu_child", text("Child done."))
+    session = await claude.manual_session()
+    try:
+        stop = await asyncio.wait_for(session.prompt("[bgsub] Have a subagent make a file."), TURN)
+        assert stop == "end_turn" and session.turns[0].ended and not session.busy
+        (child_id,) = session.subagents
+        child = session.subagents[child_id]
+        assert session.state.background == [{"type": "subagent", "sessionId": child_id}]
+        assert child.run_state == "running" and session.pending_permissions == []
+    finally:
+        after_turn.set()
+    await until_async(lambda: session.pending_permissions, TURN, message="the child's request")
+    (request,) = session.pending_permissions
+    assert request.session_id == child_id and session.turns[0].ended and len(session.turns) == 1
+    assert list(child.state.tool_calls) == ["toolu_child"] and "toolu_child" not in session.state.tool_calls
+    request.select(ALLOW)
+    assert await session.wait_idle(TURN, background=True)
+
+    assert (claude.project / "child.txt").exists()
+    assert [t.origin for t in session.turns] == ["user", "agent"]
+    notified = session.turns[1]
+    assert (notified.origin_kind, notified.origin_label) == ("task-notification", "task notification")
+    assert (notified.ended, notified.stop_reason) == (True, "end_turn")
+    assert session.state.background == [] and child.run_state == "idle" and not session.busy
+    assert "The subagent finished." in [m.text for m in session.state.messages.values()]
+    assert "Child done." in [m.text for m in child.state.messages.values()]
+    # checkpoints: the child's late write is the first turn's, said to be its background subagent's
+    first, second = session.turns[0].checkpoint, session.turns[1].checkpoint
+    await until_async(lambda: first.ready and not first.open and second.ready, TURN)
+    assert [r["path"] for r in first.changes()] == ["child.txt"] and first.background == ["child.txt"]
+    assert "after the turn ended" in first.note() and "(Make a file)" in first.note()
+    assert second.changes() == []
+    # item 5: each session's own view of the task, as the wire stated it, linked by ids
+    for holder in (session, child):
+        wire = [
+            u for u in wire_updates(harness.flat_messages(claude.tee.received))
+            if u["sessionUpdate"] == "session_message" and u in holder_updates(claude, holder.session_id)
+        ]  # fmt: skip
+        assert wire and [holder.state.session_messages[u["messageId"]].to_dict() for u in wire] == wire
+    task = session.state.session_messages["toolu_agent"]
+    incoming = child.state.session_messages[task.recipient_message_id]
+    assert (incoming.sender_message_id, incoming.text) == ("toolu_agent", child_marker)
+    assert claude.script.unused() == [] and claude.mock.unmatched == []
+    claude.figures(session)
+    await claude.close_and_check()
+
+
+def holder_updates(run: Run, session_id: str) -> list[dict[str, Any]]:
+    """The ``update`` objects the agent sent under ``session_id``."""
+    return [
+        m["params"]["update"]
+        for m in harness.flat_messages(run.tee.received)
+        if m.get("method") == "session/update" and m["params"].get("sessionId") == session_id
+    ]
