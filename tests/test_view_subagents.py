@@ -78,6 +78,7 @@ async def test_a_subagent_is_a_card_with_its_own_tree_under_keys_by_session(reco
     )
     assert (card["tool_calls"], card["subagents"], card["cancellable"], card["tree"]) == (1, 1, True, True)
     assert snap["entries"][GRAND_CARD]["run_state"] == "unknown"
+    assert (card["diagnostic_count"], card["diagnostics"]) == (0, [])
     child_call = snap["entries"][f"{CARD}/tool_call:c1"]
     assert child_call["title"] == "Child's" and child_call["session"] == CHILD
     assert child_call["items"] == [{"type": "terminal", "id": f"{CARD}/t1"}]
@@ -106,6 +107,13 @@ async def test_the_childs_tree_follows_live_and_a_later_update_patches_the_card(
     last_card = [p["entries"][CARD] for p in sent if CARD in p["entries"]][-1]
     assert (last_card["run_state"], last_card["tool_calls"], last_card["cancellable"]) == ("idle", 1, False)
     assert view.entry_keys == [CARD, f"{CARD}/tool_call:c9"]  # the second subagent_update: no entry
+    peer.send(
+        update({"sessionUpdate": "tool_call_update", "toolCallId": 7}, CHILD)
+    )  # bad input of the child's
+    await peer.settled()
+    fake.advance(1)
+    last_card = [p["entries"][CARD] for p, _ in patches(recording, view) if CARD in p.get("entries", {})][-1]
+    assert last_card["diagnostic_count"] == 1 and last_card["diagnostics"][0]["code"] == "malformed-update"
     await agent.close()
 
 
@@ -168,12 +176,14 @@ async def test_a_turn_view_that_stopped_following_shows_no_later_request(recordi
     peer.send(update(tool("c2", title="Later"), CHILD))
     peer.send(ask(8, CHILD, "c2"))
     await peer.settled()
-    fake.advance(1)
+    fake.advance(3)  # the saved snapshots too
     (request,) = session.pending_permissions
     later = [f"{CARD}/tool_call:c2", f"permission:{request.key}"]
     assert all(k not in turn_view.entry_keys for k in later)
     assert all(k in whole.entry_keys for k in later)
-    assert turn_view.snapshot["entries"][CARD]["pending"] == 1  # its card still says someone waits
+    card = turn_view.snapshot["entries"][CARD]
+    assert (card["pending"], card["followed"]) == (1, False)  # its card says someone waits, elsewhere
+    assert "followed" not in whole.snapshot["entries"][CARD]
     await agent.close()
 
 
@@ -248,4 +258,57 @@ async def test_each_session_shows_its_own_view_of_a_message_linked_to_the_other(
         "subagent",
     )
     assert not any(e["kind"] == "other" for e in entries.values())  # no raw JSON entries left
+    await agent.close()
+
+
+async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_its_own_line(
+    recording,
+) -> None:
+    """Claude's task notification after a background subagent: a turn with ``origin == "agent"``,
+    shown under the start cell's header (never in an earlier turn's cell) and on its own line."""
+    from acp_notebook.widgets import SessionHeaderView
+    from acp_notebook.widgets.agent_turns import AgentTurnViews
+    from acp_notebook.widgets.header_view import anchor_of
+
+    peer, agent, session = await connect(2)
+    earlier, fake, scheduler = make_view(session)  # an earlier turn's cell, ended
+    earlier.stop_following()
+    turns = AgentTurnViews(session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0])
+    header = SessionHeaderView(session, title="acp", scheduler=scheduler, clock=fake.clock)
+    origin = {"_claude/origin": {"kind": "task-notification"}}
+    peer.send(update({"sessionUpdate": "state_update", "state": "running"}, "s1"))
+    peer.send(update({"sessionUpdate": "usage_update", "used": 1, "size": 9, "_meta": origin}, "s1"))
+    reply = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "a1",
+        "content": {"type": "text", "text": "Done."},
+    }
+    peer.send(update(reply, "s1"))
+    peer.send(update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}, "s1"))
+    await peer.settled()
+    fake.advance(1)
+    (view,) = turns.box.children
+    assert view is turns.views[1] and view.anchor == anchor_of(session, 1)
+    assert view.title == "acp: agent · task notification" and view.entry_keys == ["message:a1"]
+    assert earlier.entry_keys == []
+    (line,) = header.turn_lines()
+    assert (line["origin"], line["origin_label"], line["prompt"], line["state"]) == (
+        "agent",
+        "task notification",
+        None,
+        "ended",
+    )
+    peer.send(
+        update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "a2",
+                "content": {"type": "text", "text": "x"},
+            },
+            "s1",
+        )
+    )
+    await peer.settled()
+    assert view.entry_keys == ["message:a1"]  # it ended: it follows no more
+    turns.close()
     await agent.close()

@@ -39,7 +39,7 @@ from .terminal_moves import terminal_moves
 ITEM_KINDS = {
     "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
 }  # fmt: skip
-QUIET_KINDS = {"terminal", "diagnostic"}  # changes that leave a subagent's card as it was
+QUIET_KINDS = {"terminal"}  # changes that leave a subagent's card as it was (its bytes)
 
 
 class SessionView(anywidget.AnyWidget):
@@ -137,6 +137,7 @@ class SessionView(anywidget.AnyWidget):
     def _follow(self, tree: ViewTree, since: int) -> None:
         """Show ``tree`` (its root's timeline from ``since``) and observe its states."""
         self.tree, self._unsubscribes, self._unreached = tree, [], []
+        tree.following = self.following
         self._observe(tree.root)
         for kind, key in tree.root.state.timeline[since:]:
             self._include(tree.root, kind, key)
@@ -166,7 +167,11 @@ class SessionView(anywidget.AnyWidget):
 
     def stop_following(self) -> None:
         """Show no new items from now on (updates to the shown ones still arrive)."""
-        self.following = False
+        self.following = self.tree.following = False
+        for view_key, (_, kind, _) in self._keys.items():
+            if kind == SUBAGENT:
+                self._touch(view_key)  # its card now says where its later work shows
+        self.scheduler.mark(self)
 
     def _include(self, scope: Scope, kind: str, key: Any) -> None:
         kind, key = scope.shown(kind, key)

@@ -86,6 +86,7 @@ class ViewTree:
         self.root = Scope(state, source, "", getattr(source, "session_id", None))
         self.by_card: dict[str, Scope] = {"": self.root}
         self.by_session: dict[str, Scope] = {}
+        self.following = True  # False: the view shows no new items (a turn's cell after its end)
 
     def child(self, scope: Scope, child_id: str) -> Scope | None:
         """The scope of child ``child_id`` of ``scope`` (None while its ``Subagent`` is not known)."""

@@ -70,7 +70,7 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
     waiting = pending_of(tree, child_id)
     running = info.run_state in ACTIVE
     started, ended = span(child.state, running) if child is not None else (None, None)
-    return {
+    entry = {
         "kind": SUBAGENT,
         "id": child_id,
         "title": info.title,
@@ -84,7 +84,11 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
         "waiting": [perm.title for perm in waiting][:5],
         "started": started,
         "ended": ended,
+        **problems(child.state if child is not None else None),
     }
+    if not tree.following:
+        entry["followed"] = False  # a turn's cell after its end: the child's later work is elsewhere
+    return entry
 
 
 def can_cancel(child: Scope | None) -> bool:
@@ -100,6 +104,16 @@ def waiting_list(tree: ViewTree) -> list[dict[str, Any]]:
         if info is not None:
             out.append({"session_id": perm.session_id, "subagent": info.title, "title": perm.title})
     return out
+
+
+SHOWN_DIAGNOSTICS = 20  # of a subagent's own session, on its card (the newest)
+
+
+def problems(state: SessionState | None) -> dict[str, Any]:
+    """What the child's own input got wrong (its state's diagnostics), for its card."""
+    found = state.diagnostics if state is not None else []
+    shown = [{"code": d.code, "message": d.message, "level": d.level} for d in found[-SHOWN_DIAGNOSTICS:]]
+    return {"diagnostics": shown, "diagnostic_count": len(found)}
 
 
 def pending_of(tree: ViewTree, session_id: str) -> list[PermissionRequest]:

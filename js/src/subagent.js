@@ -4,7 +4,7 @@
 // drawn once and updated in place, so the child's tree (terminals included) survives its updates.
 // It opens itself when a request of the child (or of a subagent below it) starts waiting.
 import { icon } from "./icons.js";
-import { fill, fmtCount, fmtElapsed, h, text } from "./util.js";
+import { fill, fmtCount, fmtElapsed, fold, h, text } from "./util.js";
 
 const STATE_LABEL = { running: "running", requires_action: "requires action", idle: "idle", unknown: "state unknown" };
 const STATE_CLASS = { running: "acp-state-running", requires_action: "acp-state-action", idle: "acp-state-idle" };
@@ -17,9 +17,10 @@ export class SubagentCard {
     this.pending = 0;
     this.head = h("div", { class: "acp-sub-head" });
     this.about = h("div", { class: "acp-sub-about acp-muted" });
+    this.problems = h("div", { class: "acp-sub-problems" });
     this.note = h("div", { class: "acp-sub-note acp-muted", hidden: true });
     this.body = h("div", { class: "acp-sub-body" }, this.note, list.el);
-    this.el = h("div", { class: "acp-subagent acp-entry", dataset: { key } }, this.head, this.about, this.body);
+    this.el = h("div", { class: "acp-subagent acp-entry", dataset: { key } }, this.head, this.about, this.problems, this.body);
     this.head.addEventListener("click", (ev) => {
       if (!ev.target.closest("button, a")) this.setOpen(!this.isOpen());
     });
@@ -48,10 +49,34 @@ export class SubagentCard {
     fill(this.head, headParts(entry, state, pending, this.ctx)); // (null parts: nothing, never "null")
     this.about.textContent = text(entry.description);
     this.about.hidden = !entry.description;
-    this.note.hidden = entry.tree !== false;
-    this.note.textContent = entry.tree === false ? "The subagent's own updates are not in this view." : "";
+    fill(this.problems, problems(entry, this.key, this.ctx));
+    const note = noteText(entry, state, pending);
+    this.note.hidden = !note;
+    this.note.textContent = note;
     this.setOpen(this.isOpen());
   }
+}
+
+/** The problems met in the subagent's own input (its session's diagnostics), folded. */
+function problems(entry, key, ctx) {
+  const list = Array.isArray(entry.diagnostics) ? entry.diagnostics.filter((d) => d && typeof d === "object") : [];
+  const count = Number.isInteger(entry.diagnostic_count) ? entry.diagnostic_count : list.length;
+  if (!count) return null;
+  const rows = list.map((d) => h("li", { class: `acp-diag acp-diag-${d.level === "error" ? "error" : "warn"}` },
+    h("code", null, text(d.code)), " ", h("span", null, text(d.message))));
+  if (count > list.length) rows.unshift(h("li", { class: "acp-muted" }, `… ${fmtCount(count - list.length)} earlier not shown`));
+  const id = `${key}#diagnostics`;
+  return fold("acp-sub-diag", `Diagnostics of this subagent (${fmtCount(count)})`, h("ul", { class: "acp-diag-list" }, rows),
+    ctx.ui.open.has(id), (open) => (open ? ctx.ui.open.add(id) : ctx.ui.open.delete(id)));
+}
+
+/** Why the card's tree is not all there is: no tree in this view, or a turn's cell after its end. */
+function noteText(entry, state, pending) {
+  if (entry.tree === false) return "The subagent's own updates are not in this view.";
+  if (entry.followed === false && (pending > 0 || state === "running" || state === "requires_action")) {
+    return "It works on after this cell's turn ended: its later work and requests show in the whole session's view (%acp view).";
+  }
+  return "";
 }
 
 function headParts(entry, state, pending, ctx) {

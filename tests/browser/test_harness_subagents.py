@@ -51,6 +51,7 @@ def _tree() -> tuple[dict, dict]:
     )
     child.apply({"sessionUpdate": "subagent_update", "sessionId": GRAND, "title": "Deeper"})
     grand.apply(_tool("g1", "grandchild writes"))
+    child.apply({"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": "not base64!"})
     options = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
     subject = {"type": "tool_call", "toolCall": {"toolCallId": "g1"}}
     params = {"sessionId": GRAND, "title": "Write it?", "subject": subject, "options": options}
@@ -72,6 +73,7 @@ def test_a_subagent_tree_nests_asks_in_place_and_keeps_text_as_text(page):  # no
     assert page.text(f"{card} > .acp-sub-about") == "Find <b>the</b> tests"
     assert page.text(f"{card} > .acp-sub-head .acp-sub-state") == "running"
     assert page.text(f"{card} > .acp-sub-head .acp-sub-count") == "1 tool call · 1 subagent"
+    assert page.text(f"{card} > .acp-sub-problems .acp-fold-toggle") == "Diagnostics of this subagent (1)"
     # the child's own entries are inside its card, the grandchild's inside the grandchild's card
     child_call = f'{card} > .acp-sub-body .acp-card[data-key="{CARD}/tool_call:c1"]'
     grand_call = f'.acp-subagent[data-key="{GRAND_CARD}"] .acp-card[data-key="{GRAND_CARD}/tool_call:g1"]'
@@ -95,6 +97,12 @@ def test_a_subagent_tree_nests_asks_in_place_and_keeps_text_as_text(page):  # no
         {"type": "cancel_subagent", "session": CHILD},
     ]
     page.shot("subagents", card)
+    assert page.js("(s) => document.querySelector(s).hidden", f"{card} > .acp-sub-body > .acp-sub-note")
+    later = {**snap["entries"][CARD], "followed": False}  # a turn's cell after its end
+    page.patch({"type": "patch", "full": False, "order": [], "entries": {CARD: later}})
+    assert page.text(f"{card} > .acp-sub-body > .acp-sub-note").endswith(
+        "the whole session's view (%acp view)."
+    )
     # closed by a click; an update keeps it closed; a full patch without the child drops its tree
     page.page.locator(f"{card} > .acp-sub-head .acp-sub-title").click()
     assert page.count(f"{card}.acp-sub-open") == 0
@@ -141,3 +149,32 @@ def test_messages_between_sessions_say_which_way_and_link_their_other_view(page)
     assert page.count(f"{card}.acp-sub-open") == 1  # the received view is shown, its card opened
     page.page.wait_for_selector(f'[data-key="{CARD}/session_message:in-1"].acp-anchor-flash')
     assert bad_view_text(page.page) == []
+
+
+def test_the_start_cells_lines_count_subagents_and_name_agent_turns(page):  # noqa: F811
+    page.load()  # the runtime, once
+    line = {"state": "ended", "stop_reason": "end_turn", "error": False, "tool_calls": 3, "started": None}
+    turns = [
+        {**line, "n": 1, "anchor": "s/t#1", "prompt": "Explore", "origin": "user", "subagents": 2},
+        {
+            **line,
+            "n": 2,
+            "anchor": "s/t#2",
+            "prompt": None,
+            "origin": "agent",
+            "origin_kind": "task-notification",
+        },
+    ]
+    waiting = [{"session_id": CHILD, "subagent": EVIL, "title": "Run <b>it</b>?"}]
+    header = {"title": "acp", "run_state": "idle", "waiting": waiting}
+    snapshot = {"seq": 1, "header": header, "turns": turns, "hint": None}
+    page.js(
+        "(s) => harness.loadWidget('loader', {kind: 'header', runtime: 'IPY_MODEL_rt1', snapshot: s})",
+        snapshot,
+    )
+    page.page.wait_for_selector('.acp-turn-line[data-turn="2"]')
+    assert page.texts(".acp-header-view .acp-turn-prompt") == ["Explore", "agent · task notification"]
+    assert page.text('.acp-turn-line[data-turn="1"] .acp-turn-meta') == "3 tool calls · 2 subagents"
+    assert page.text('.acp-turn-line[data-turn="2"]').count("subagent") == 0
+    assert page.text(".acp-header-view .acp-header-waiting") == f"waiting for you: {EVIL} — Run <b>it</b>?"
+    assert page.js("() => window.pwned") is None and bad_view_text(page.page) == []
