@@ -231,6 +231,13 @@ async def test_the_trace_keeps_every_early_child_message_and_the_tree_places_the
         assert found[0].index == first_early and "30 message(s)" in found[0].message
         assert "MUST be sent" in found[0].cite
         assert [f.code for f in acp_notebook.doctor(session)] == ["child-before-announcement"]
+        assert [f.code for f in acp_notebook.doctor(session.subagents[CHILD])] == [
+            "child-before-announcement"
+        ]
+        assert acp_notebook.doctor(session.subagents[CHILD].subagents[GRANDCHILD]) == []  # not its own
+        assert len(session.subagents[CHILD].traffic) == len(named) + len(
+            [e for e in agent.traffic if e.get("session") == CHILD and "early" not in json.dumps(e)]
+        )
     finally:
         await agent.close()
 

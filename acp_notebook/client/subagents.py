@@ -139,6 +139,16 @@ class Subagent:
         """This child's own children."""
         return self._children.view
 
+    @property
+    def traffic(self) -> list[dict[str, Any]]:
+        """This child's recent messages (the agent's traffic entries tagged with its id)."""
+        return self._parts.traffic.ring.list(self.session_id)
+
+    @property
+    def traffic_log(self) -> Any:
+        """The agent's traffic recorder (ring and trace file): ``doctor(child)`` reads it."""
+        return self._parts.traffic
+
     def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
         """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
         return session_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
