@@ -19,23 +19,20 @@ from acp_notebook.widgets.session_view import SessionView
 from tests.real_agents.referee import fold
 
 from .support import b64, until_async, update
-from .support import recording as recording  # the recording comm (used by the view test)
+from .support import recording as recording  # the autouse recording comm (the view tests')
 from .test_client_framing import Peer
 from .test_replay import snapshot
 from .test_subagents import announce, ask
 from .test_xray import _replies, _reply
 
 CHILD, GRANDCHILD = "child-1", "grand-1"
-TEXT = {"type": "text", "text": "the same id in every session"}
+TASK = {"type": "text", "text": "Look around"}
 
 
 def chunk(session_id: str, message_id: str = "m1", text: str = "hi") -> dict[str, Any]:
     """An agent message chunk of ``session_id`` (every session says ``m1``: ids are per session)."""
     body = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
     return update({**body, "content": {"type": "text", "text": text}}, session_id)
-
-
-TASK = {"type": "text", "text": "Look around"}
 
 
 def talk(session_id: str, message_id: str, content: list[Any], **fields: Any) -> dict[str, Any]:
