@@ -51,8 +51,8 @@ def terminal(session_id: str, terminal_id: str, data: bytes) -> dict[str, Any]:
 
 
 def conversation() -> list[dict[str, Any]]:
-    """A parent with a child (tool call, terminal, message, permission) and a grandchild, each
-    using ids another session uses too (``m1``, ``c1``)."""
+    """A parent with a child (the task's two views, tool call, terminal, message, a report streamed
+    before its upsert, permission) and a grandchild, each using ids another session uses too."""
     return [
         update({"sessionUpdate": "state_update", "state": "running"}),
         chunk("s1", text="root says"),
@@ -64,6 +64,8 @@ def conversation() -> list[dict[str, Any]]:
         terminal(CHILD, "t1", "café\n".encode()),
         call(CHILD, "c1", content=[{"type": "terminal", "terminalId": "t1"}], status="completed"),
         chunk(CHILD, text="child says"),
+        update({"sessionUpdate": "session_message_chunk", "messageId": "out-2", "content": TASK}, CHILD),
+        update({"sessionUpdate": "session_message", "messageId": "out-2", "recipientSessionId": "s1"}, CHILD),
         announce(GRANDCHILD, CHILD, title="Deeper"),
         call(GRANDCHILD, "g1", title="Edit", kind="edit"),
         chunk(GRANDCHILD, text="grandchild says"),
@@ -127,15 +129,17 @@ def check_separate(session: Any, messages: list[dict[str, Any]]) -> None:
         assert terminals == folded.terminals, node
         got = [{k: m.to_dict()[k] for k in ("messageId", "role", "content")} for m in state.messages.values()]
         assert got == [m for m in folded.messages.values() if m["role"] == "agent"], node
+        views = {k: m.to_dict() for k, m in state.session_messages.items()}
+        assert views == folded.session_messages, node
     assert list(session.state.tool_calls) == ["c1"] and session.state.tool_calls["c1"].title == "Read"
     assert list(child.state.tool_calls) == ["c1", "c2"] and child.state.tool_calls["c1"].title == "Bash"
     assert session.state.terminals == {} and list(child.state.terminals) == ["t1"]
     assert [m.text for m in session.state.messages.values()] == ["root says", "root again"]
     assert [m.text for m in child.state.messages.values()] == ["child says"]
     assert list(grandchild.state.tool_calls) == ["g1"] and list(session.state.subagents) == [CHILD]
-    assert list(session.state.session_messages) == ["out-1"] and list(child.state.session_messages) == [
-        "in-1"
-    ]
+    assert list(session.state.session_messages) == ["out-1"]
+    assert list(child.state.session_messages) == ["in-1", "out-2"]
+    assert child.state.session_messages["out-2"].chunks == 1  # streamed before its upsert named "s1"
     (asked,) = session.state.permissions.values()  # the card is the root's; the subject the child's
     assert asked.session_id == CHILD and child.state.permissions == {}
 
@@ -195,7 +199,7 @@ async def test_resume_rebuilds_subagents() -> None:
             assert child.state.terminals["t1"].output == "café\n".encode()
             assert list(child.subagents[GRANDCHILD].state.tool_calls) == ["g1"]
             assert "c2" not in child.state.tool_calls  # the permission request was live, not history
-            assert list(child.state.session_messages) == ["in-1"]
+            assert list(child.state.session_messages) == ["in-1", "out-2"]
         assert agent.unknown_sessions == {} and "subagent-not-moved" not in [
             d.code for d in again.state.diagnostics
         ]
@@ -330,6 +334,7 @@ async def test_tables_with_descendants_carry_each_session(tmp_path: Path) -> Non
         ] == [
             ("s1", "out-1", None, CHILD),
             (CHILD, "in-1", "s1", None),
+            (CHILD, "out-2", None, "s1"),
         ]  # each session's own view of the one message
         (perm,) = session.records("permissions", descendants=True)
         assert (perm["session_id"], perm["parent_session_id"], perm["tool_call_id"]) == (CHILD, "s1", "c2")
@@ -376,7 +381,7 @@ async def test_export_json_holds_each_child_under_its_parent(tmp_path: Path) -> 
     assert child["announced"]["title"] == "Explore" and child["parent_session_id"] == "s1"
     assert list(child["state"]["tool_calls"]) == ["c1", "c2"] and list(doc["state"]["tool_calls"]) == ["c1"]
     assert [m["content"] for m in child["state"]["messages"]] == [[{"type": "text", "text": "child says"}]]
-    assert [m["messageId"] for m in child["state"]["session_messages"]] == ["in-1"]
+    assert [m["messageId"] for m in child["state"]["session_messages"]] == ["in-1", "out-2"]
     assert [m["messageId"] for m in doc["state"]["session_messages"]] == ["out-1"]
     grandchild = child["state"]["subagents"][GRANDCHILD]
     assert grandchild["session_id"] == GRANDCHILD and list(grandchild["state"]["tool_calls"]) == ["g1"]

@@ -74,6 +74,8 @@ def assert_fold_is_state(wire: list[dict[str, Any]], node: Any) -> None:
     assert [m for m in agent if m["role"] == "agent"] == [
         m for m in folded.messages.values() if m["role"] == "agent"
     ], node
+    views = {k: m.to_dict() for k, m in state.session_messages.items()}
+    assert views == folded.session_messages and views, node
 
 
 def figures(wire: list[dict[str, Any]], node: Any) -> str:
