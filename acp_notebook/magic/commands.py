@@ -35,6 +35,13 @@ def _header_view(session: Session, name: str) -> Any:
     return SessionHeaderView(session, title=name, hint=hint)
 
 
+def _agent_turns(session: Session, name: str) -> Any:
+    """Where the turns the agent starts by itself show (they have no cell): under the start cell's header."""
+    from ..widgets.agent_turns import AgentTurnViews
+
+    return AgentTurnViews(session, name).box
+
+
 class Commands:
     """Looks sessions up by name and runs the subcommands."""
 
@@ -147,6 +154,7 @@ class Commands:
             print(_review_note(agent))
         if not args.no_view:
             display(_header_view(session, args.name))
+            display(_agent_turns(session, args.name))  # empty until the agent starts a turn
 
     async def login(self, args: argparse.Namespace) -> None:
         """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""

@@ -41,11 +41,14 @@ class Actions:
     def cancel_turn(self) -> None:
         """Stop the current turn (no-op without a session)."""
 
-    def cancel_tool_call(self, tool_call_id: str) -> None:
+    def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
         """Cancel one tool call (no-op without a session)."""
 
-    def cancel_terminal(self, terminal_id: str) -> None:
+    def cancel_terminal(self, terminal_id: str, session_id: str | None = None) -> None:
         """Cancel one terminal (no-op without a session)."""
+
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel one subagent's work (no-op without a session)."""
 
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Keystrokes typed into an interactive terminal (no-op without a session)."""
@@ -72,13 +75,31 @@ class SessionActions(Actions):
         """Cancel the session's current turn."""
         self._spawn(self.session.cancel)
 
-    def cancel_tool_call(self, tool_call_id: str) -> None:
-        """Ask the agent to cancel one tool call."""
-        self._spawn(lambda: self.session.cancel_tool_call(tool_call_id))
+    def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
+        """Ask the agent to cancel one tool call (of subagent ``session_id`` when given)."""
+        self._on(session_id, "cancel_tool_call", tool_call_id)
 
-    def cancel_terminal(self, terminal_id: str) -> None:
-        """Ask the agent to cancel one terminal."""
-        self._spawn(lambda: self.session.cancel_terminal(terminal_id))
+    def cancel_terminal(self, terminal_id: str, session_id: str | None = None) -> None:
+        """Ask the agent to cancel one terminal (of subagent ``session_id`` when given)."""
+        self._on(session_id, "cancel_terminal", terminal_id)
+
+    def _on(self, session_id: str | None, method: str, item_id: str) -> None:
+        """Call ``method(item_id)`` of the session, or of its subagent ``session_id``, as a task."""
+        owner = self.session if session_id in (None, self.session.session_id) else None
+        owner = owner or find_subagent(self.session, str(session_id))
+        call = getattr(owner, method, None)
+        if call is None:
+            self.state.diagnose("view-action-error", f"{method}: session {session_id!r} cannot do it")
+            return
+        self._spawn(lambda: call(item_id))
+
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel subagent ``session_id`` (a child of this session, or deeper): ``Subagent.cancel()``."""
+        child = find_subagent(self.session, session_id)
+        if child is None:
+            self.state.diagnose("view-action-error", f"no subagent {session_id!r} to cancel")
+            return
+        self._spawn(child.cancel)
 
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Send keystrokes to a terminal the client runs."""
@@ -100,6 +121,17 @@ class SessionActions(Actions):
                 self.state.diagnose("view-action-error", f"{exc}")
 
         asyncio.get_running_loop().create_task(run())
+
+
+def find_subagent(source: Any, session_id: str) -> Any:
+    """The ``Subagent`` ``session_id`` among ``source``'s subagents and theirs (None if none)."""
+    todo = [source]
+    while todo:
+        children = getattr(todo.pop(), "subagents", None) or {}
+        if session_id in children:
+            return children[session_id]
+        todo.extend(children.values())
+    return None
 
 
 def actions_for(session: Any, state: SessionState) -> Actions:

@@ -38,6 +38,8 @@ class Page(Protocol):
 
     def whole_entry(self, view_key: str) -> dict[str, Any] | None: ...
 
+    def terminal_target(self, view_id: Any) -> tuple[str, str | None]: ...
+
 
 Handler = Callable[[Page, dict[str, Any]], None]
 
@@ -102,6 +104,14 @@ def entry_reply(view: Page, key: Any) -> None:
     view.send({"type": "entry_full", "key": key, "entry": entry})
 
 
+def _cancel(action: Callable[..., None], item_id: str, session: Any) -> None:
+    """Cancel an item of the view's own session, or (``session``: a subagent's id) of a subagent."""
+    if isinstance(session, str):
+        action(item_id, session)
+    else:
+        action(item_id)  # any actions object takes this form (a login's too)
+
+
 ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past state
     "resync": lambda view, _: view.flush_full(),
     "rendered": lambda _view, _: frontend.mark_rendered(),
@@ -111,8 +121,13 @@ ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past st
 LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-only
     "select": lambda view, content: view.actions.select(str(content.get("key")), str(content.get("option"))),
     "cancel_turn": lambda view, _: view.actions.cancel_turn(),
-    "cancel_tool_call": lambda view, content: view.actions.cancel_tool_call(str(content.get("id"))),
-    "cancel_terminal": lambda view, content: view.actions.cancel_terminal(str(content.get("id"))),
+    "cancel_tool_call": lambda view, content: _cancel(
+        view.actions.cancel_tool_call, str(content.get("id")), content.get("session")
+    ),
+    "cancel_terminal": lambda view, content: _cancel(
+        view.actions.cancel_terminal, *view.terminal_target(content.get("id"))
+    ),
+    "cancel_subagent": lambda view, content: view.actions.cancel_subagent(str(content.get("session"))),
     "terminal_input": terminal_message,
     "terminal_resize": terminal_message,
     "review": review_message,

@@ -20,7 +20,7 @@ def bounded(entry: dict[str, Any], limit: int = ENTRY_TEXT) -> dict[str, Any]:
     total = _chars(entry)
     if total <= limit:
         return entry
-    if entry.get("kind") == "message":  # its text blocks repeat `markdown`: the page draws that
+    if entry.get("kind") in ("message", "session_message"):  # text blocks repeat `markdown`: drawn
         entry = {**entry, "blocks": [b for b in entry.get("blocks", ()) if not _is_text(b)]}
         total = _chars(entry)
     budget = [limit]
