@@ -18,6 +18,9 @@ VERSIONS = pytest.mark.parametrize("version", [1, 2])
 HELP = (
     "I'm the offline ACP demo agent: no model, no network, just scripted turns.\n"
     "Here is what I can show, and words that ask for it:\n\n"
+    "- **Subagents (v2)**: child sessions: a reviewer that asks before its edit and runs a linter of its "
+    "own (which cannot be cancelled), and a changelog writer in the background that asks after the turn "
+    "ended and then makes me start a turn of my own. Try `delegate to subagents`, `use a subagent`.\n"
     "- **The story**: fixing a failing test: a plan, a file read, an edit whose diff waits for your "
     "permission, the tests in a terminal, a streamed search, a custom tool call and a failed fetch. "
     "Try `fix the failing test`, `show me a plan`, `edit with a diff`.\n"
@@ -183,6 +186,8 @@ async def test_an_explicit_scenario_plays_for_every_prompt(tmp_path):
         ("run something slow", router.SLOW),
         ("open a terminal", router.SLOW),
         ("echo hi", router.ECHO),
+        ("Have a subagent fix the bug", router.SUBAGENTS),
+        ("Delegate the tests to child sessions", router.SUBAGENTS),
     ],
 )
 def test_route(text, expected):

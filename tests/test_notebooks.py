@@ -25,6 +25,7 @@ NAMES = [
     "inspect-tool-results.ipynb",
     "replay-and-xray.ipynb",
     "agent-on-your-data.ipynb",
+    "subagents.ipynb",
 ]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -218,3 +219,64 @@ def test_agent_on_your_data(tmp_path, monkeypatch):
     means = "{'day': 2.5, 'units': 15.0, 'price': 2.75}"
     assert out[5] == [f"{means} | 1 figure | {means}"], "the card's note, and the code ran in the namespace"
     assert out[6] == ["You shared nothing; there is no table among them to look at.", "['list_variables']"]
+
+
+def test_subagents(tmp_path, monkeypatch):
+    cells = run("subagents.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    out = [c["stdout"].strip().splitlines() for c in cells]
+    assert out[0] == [
+        "turns: [('user', 'human', 'end_turn'), ('agent', 'task-notification', 'end_turn')]",
+        "child 'Create child.txt' (general-purpose): idle; cancel allowed: True",
+        "child 'Write notes.txt' (general-purpose): idle; cancel allowed: True",
+    ], "the real Claude's tree, and its task notification as a turn of the agent's"
+    assert cells[1]["widgets"] == 1 and cells[6]["widgets"] == 1, "the replay's X-ray view, the live view"
+    assert [line.split() for line in out[2][1:]] == [
+        ["parent", "49", "0", "4", "3"],
+        ["Create", "child.txt", "14", "1", "1", "1"],
+        ["Write", "notes.txt", "14", "1", "1", "1"],
+    ], "each session's own items: none of a child's in the parent"
+    assert out[3] == [
+        "parent, outgoing: '[child] Create the file.' -> recipient's view toolu_sub_fg",
+        "child, incoming:  '[child] Create the file.' <- sender's view toolu_sub_fg",
+    ], "one message, a view on each side, linked"
+    assert out[4] == [
+        "'Create child.txt' asked at #40: root requires_action, background []",
+        "'Write notes.txt' asked at #78: root idle, background ['subagent']",
+        "'touch child.txt' -> allow-once by the handler",
+        "'touch notes.txt' -> allow-once by the handler",
+    ], "asked in place, the background child after the turn ended"
+    assert out[5] == [
+        "announced: Review | Reads the code | running | cancel: True",
+        "omitted keeps, null clears: Review | None",
+        "state null: unknown",
+        "_meta by key: {'a': 1, 'c': 3}",
+        "capabilities null: cancel allowed: False",
+        "cwd unset: /work/project | additionalDirectories []: []",
+    ], "the patch rules"
+    assert out[7] == [
+        "the turn ended: end_turn",
+        "'Fix average()' asked 'Let the reviewer edit src/app.py?': root requires_action, background []",
+        "'Update CHANGELOG.md' asked 'Let the writer edit CHANGELOG.md?': root idle, background ['subagent']",
+        "turns: [('user', 'end_turn'), ('agent', 'end_turn')]",
+        "the agent's own turn said: The changelog writer finished: "
+        "Added the `average()` fix to CHANGELOG.md.",
+    ], "the live demo: in place, in the background, and the agent's own turn"
+    assert out[8] == [
+        "root: 0 tool calls of its own",
+        "  Fix average() [idle] cwd=. cancel=True: call_review_read completed, call_review_edit completed",
+        "    Lint src/ [idle] cwd=src cancel=False: call_lint completed",
+        "  Update CHANGELOG.md [idle] cwd=. cancel=True: call_changelog_read completed, "
+        "call_changelog_edit completed",
+    ], "the tree, nested"
+    assert out[9] == [
+        "the linter: subagent 'sess_demo_1.reviewer.lint' does not advertise capabilities.cancel"
+    ]
+    assert out[10] == [
+        "'Fix average()' asks 'Let the reviewer edit src/app.py?'; cancel allowed: True",
+        "its request: {'outcome': 'cancelled'} | the parent's turn: end_turn",
+        "the reviewer: cancelled {'call_review_read': 'completed', 'call_review_edit': 'cancelled'}",
+        "turns: [('user', 'end_turn'), ('agent', 'end_turn'), ('user', 'end_turn'), ('agent', 'end_turn')]",
+    ], "cancel where allowed: the child stops, the parent goes on"
+    rows = [line.rsplit(maxsplit=2)[-2:] for line in out[11]]
+    assert len(rows) == 9 and ["call_review_edit", "cancelled"] in rows and ["call_lint", "completed"] in rows

@@ -4,14 +4,17 @@ asked through the root session, cancelled only where they allow it."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
+from acp_notebook import frontend
+from acp_notebook.client import headless
 from acp_notebook.protocol.session_values import background_sessions
 from acp_notebook.protocol.state import SessionState
 
-from .support import update
+from .support import until_async, update
 from .test_client_framing import connect
 
 CHILD = "child-1"
@@ -236,4 +239,121 @@ async def test_cancelling_the_session_spares_a_background_subagent_request() -> 
     await session.cancel()
     assert [r.session_id for r in session.pending_permissions] == [CHILD]
     assert {"jsonrpc": "2.0", "id": 2, "result": {"outcome": {"outcome": "cancelled"}}} in peer.answers()
+    await agent.close()
+
+
+# -- cancel scopes: a cancel answers its session's foreground work, never a background subagent's ------
+TREE = [  # (child, parent): "back" is listed in s1's background, "fore/bg" in fore's
+    ("fore", "s1"), ("back", "s1"), ("fore/deep", "fore"), ("fore/bg", "fore"), ("back/deep", "back"),
+]  # fmt: skip
+SESSIONS = ["s1", *(child for child, _ in TREE)]
+SCOPES = [
+    ("the session", None, {"s1", "fore", "fore/deep"}),
+    ("a foreground child", "fore", {"fore", "fore/deep"}),
+    ("a background child", "back", {"back", "back/deep"}),
+    ("a grandchild", "fore/deep", {"fore/deep"}),
+]
+
+
+def background_of(session_id: str, *listed: str) -> dict[str, Any]:
+    """A ``state_update`` of ``session_id``: running, with ``listed`` subagents in the background."""
+    items = [{"type": "subagent", "sessionId": child} for child in listed]
+    return update({"sessionUpdate": "state_update", "state": "running", "background": items}, session_id)
+
+
+@pytest.mark.parametrize(("name", "cancelled", "answered"), SCOPES, ids=[s[0] for s in SCOPES])
+async def test_cancel_scopes(name: str, cancelled: str | None, answered: set[str]) -> None:
+    """``session.cancel()`` and ``subagent.cancel()`` answer ``cancelled`` to the requests of the
+    cancelled session and its foreground descendants, and to no request of a background subagent
+    (listed in its parent's ``background``) nor of anything that subagent runs."""
+    peer, agent, session = await connect(2)
+    for child, parent in TREE:
+        peer.send(announce(child, parent, capabilities={"cancel": {}}))
+    peer.send(background_of("s1", "back"))
+    peer.send(background_of("fore", "fore/bg"))
+    for number, session_id in enumerate(SESSIONS, 1):
+        peer.send(ask(number, session_id, f"c{number}"))
+    await peer.settled()
+    assert sorted(r.session_id for r in session.pending_permissions) == sorted(SESSIONS)
+    if cancelled is None:
+        await session.cancel()
+    else:
+        await find(session, cancelled).cancel()
+    await peer.settled()
+    left = {r.session_id for r in session.pending_permissions}
+    assert left == set(SESSIONS) - answered, name
+    cancelled_ids = {
+        a["id"] for a in peer.answers() if a.get("result") == {"outcome": {"outcome": "cancelled"}}
+    }
+    assert cancelled_ids == {SESSIONS.index(s) + 1 for s in answered}
+    target = cancelled or "s1"
+    cancels = [
+        m["params"] for m in peer.stream.sent if isinstance(m, dict) and m.get("method") == "session/cancel"
+    ]
+    assert cancels == [{"sessionId": target}]
+    await agent.close()
+
+
+def find(session: Any, session_id: str) -> Any:
+    """The subagent ``session_id`` anywhere under ``session``."""
+    for child in session.subagents.values():
+        if child.session_id == session_id:
+            return child
+        found = find(child, session_id)
+        if found is not None:
+            return found
+    return None
+
+
+async def test_a_childs_item_cancels_name_the_child() -> None:
+    """A child's ``cancel_tool_call`` / ``cancel_terminal`` send the child's ``sessionId``; an item
+    without ``capabilities.cancel`` (or the root's item asked of the child) is refused, nothing sent."""
+    peer, agent, session = await connect(2)
+    peer.send(announce())
+    cancel = {"capabilities": {"cancel": {}}}
+    peer.send(update({"sessionUpdate": "tool_call_update", "toolCallId": "c1", **cancel}, CHILD))
+    peer.send(update({"sessionUpdate": "terminal_update", "terminalId": "t1", **cancel}, CHILD))
+    peer.send(update({"sessionUpdate": "tool_call_update", "toolCallId": "plain"}, CHILD))
+    peer.send(update({"sessionUpdate": "tool_call_update", "toolCallId": "root", **cancel}, "s1"))
+    await peer.settled()
+    child = session.subagents[CHILD]
+    calls = [
+        asyncio.ensure_future(child.cancel_tool_call("c1")),
+        asyncio.ensure_future(child.cancel_terminal("t1")),
+    ]
+    await peer.settled()
+    sent = [(r["method"], r["params"]) for r in peer.requests]
+    assert sent == [
+        ("tool_call/cancel", {"sessionId": CHILD, "toolCallId": "c1"}),
+        ("terminal/cancel", {"sessionId": CHILD, "terminalId": "t1"}),
+    ]
+    for request in peer.requests:
+        peer.reply(request["id"], {})
+    assert await asyncio.gather(*calls) == [{}, {}]
+    for refused in (
+        child.cancel_tool_call("plain"),
+        child.cancel_tool_call("root"),
+        child.cancel_terminal("t9"),
+    ):
+        with pytest.raises(ValueError, match=r"capabilities\.cancel"):
+            await refused
+    assert len(peer.requests) == 2
+    await agent.close()
+
+
+async def test_a_headless_line_names_the_subagent_that_asks(capsys: Any, monkeypatch: Any) -> None:
+    """In a headless run a child's pending request prints one line saying which subagent asks,
+    with the kind read from the child's own tool call."""
+    frontend.reset()
+    monkeypatch.setattr(headless, "DELAY", 0.01)
+    peer, agent, session = await connect(2)
+    with headless.notices(session, "acp"):
+        peer.send(announce(title="Explore"))
+        peer.send(update({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "kind": "execute"}, CHILD))
+        peer.send(ask(1, CHILD))
+        await peer.settled()
+        await until_async(lambda: "waiting for permission" in capsys.readouterr().out or None, 5)
+    line = headless.describe(session, session.pending_permissions[0], "acp")
+    assert line.startswith("acp: waiting for permission perm_1 (subagent 'Explore') 'Run it?' (options: ok)")
+    assert 'allow(kinds=["execute"])' in line
     await agent.close()

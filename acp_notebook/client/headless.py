@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import frontend, policies
+from .subagents import descendant
 
 DELAY = 1.0  # s a request may wait (for a policy, a handler, a click) before it is described
 
@@ -47,10 +48,12 @@ def describe(
     index = pending.index(request) if request in pending else 0
     options = ", ".join(request.option_ids) or "none"
     first = next(iter(request.option_ids), "...")
-    kind = policies.facts_of(request, session.state).kind
+    child = descendant(session.subagents, request.session_id) if request.session_id else None
+    kind = policies.facts_of(request, child.state if child else session.state).kind
     hint = f"kinds=[{json.dumps(kind)}]" if kind else ""
+    who = f" (subagent {child.title or child.session_id!r})" if child else ""
     return (
-        f"{lead} {request.key} {request.title!r} (options: {options}) — answer with "
+        f"{lead} {request.key}{who} {request.title!r} (options: {options}) — answer with "
         f'{name}.pending_permissions[{index}].select("{first}") or set a policy: '
         f"{name}.permission_handler = acp_notebook.policies.allow({hint})"
     )

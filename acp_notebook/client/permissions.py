@@ -155,7 +155,7 @@ class PermissionDesk:
 
     def cancel_all(self, spared: frozenset[str] = frozenset()) -> None:
         """Answer ``cancelled`` every pending request (the turn was cancelled) but those of the
-        subagent sessions in ``spared`` (background ones keep working)."""
+        subagent sessions in ``spared`` (background ones and theirs keep working)."""
         for perm in self.pending():
             if perm.session_id not in spared:
                 perm.cancel(by="cancel")

@@ -18,13 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..protocol.jsonrpc import Request
-from ..protocol.patch import cancel_supported
 from ..protocol.permission import PermissionRequest
 from ..protocol.review import Review
-from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking, headless, quiet
+from . import blocking, headless, item_cancels, quiet, session_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .errors import AcpError, AgentExited
@@ -166,6 +164,21 @@ class Session:
         each with its own ``state``; their permission requests are in ``pending_permissions``."""
         return self._children.view
 
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this session (``state.records``); ``descendants=True``: also every
+        subagent's rows, each led by ``session_id`` and ``parent_session_id``."""
+        return session_tables.records(self, self._parts.traffic, self.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame (the ``[pandas]`` extra)."""
+        return session_tables.frame(self, self._parts.traffic, self.state, kind, descendants)
+
+    def detach_subagents(self) -> Callable[[], None]:
+        """Take this session's subagents out of the agent's table, so that a resume of the same id
+        registers the children its replayed history announces; returns what puts them back."""
+        self._children.forget_all()
+        return self._children.rejoin_all
+
     @property
     def traffic(self) -> list[dict[str, Any]]:
         """This session's recent messages (the agent's traffic entries tagged with its id)."""
@@ -268,7 +281,7 @@ class Session:
         """Cancel the current turn: notify the agent, answer permissions and reviews, mark tool calls."""
         sent = self._conn.cancel(self.session_id)  # the notification goes out now
         unfinished = self._runner.cancel_requested()
-        self._permissions.cancel_all(background_sessions(self.state.background))
+        self._permissions.cancel_all(self._children.spared(self.state.background))
         self._host.reviews.cancel_all()
         for tc_id in unfinished:
             self.state.apply(
@@ -278,17 +291,11 @@ class Session:
 
     async def cancel_tool_call(self, tool_call_id: str) -> Any:
         """Ask the agent to cancel one tool call (needs its ``capabilities.cancel``)."""
-        tc = self.state.tool_calls.get(tool_call_id)
-        if tc is None or not tc.cancellable:
-            raise ValueError(f"tool call {tool_call_id!r} does not advertise capabilities.cancel")
-        return await self._conn.cancel_tool_call(self.session_id, tool_call_id)
+        return await item_cancels.cancel_tool_call(self._conn, self.state, self.session_id, tool_call_id)
 
     async def cancel_terminal(self, terminal_id: str) -> Any:
         """Ask the agent to cancel one terminal (needs its ``capabilities.cancel``)."""
-        term = self.state.terminals.get(terminal_id)
-        if term is None or not cancel_supported(term.capabilities):
-            raise ValueError(f"terminal {terminal_id!r} does not advertise capabilities.cancel")
-        return await self._conn.cancel_terminal(self.session_id, terminal_id)
+        return await item_cancels.cancel_terminal(self._conn, self.state, self.session_id, terminal_id)
 
     async def close(self) -> None:
         """Close the session: a running turn is cancelled first and ends ``cancelled``; then

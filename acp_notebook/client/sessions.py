@@ -4,9 +4,12 @@ agent sends — every ``session/update`` and agent→client request by its sessi
 
 A new session is registered the moment ``session/new`` answers, in the reader, because updates
 may follow at once; a resumed one before its request goes out, because the replayed history comes
-before the answer (a failed resume puts back what was there). A message for a session id the
-table does not have is counted (``unknown``, by id) and the first ``UNKNOWN_KEPT`` are
-diagnostics (id, method, update kind; never the body), so a flood costs a few counters; a request
+before the answer (a failed resume puts back what was there; the subagents of a session resumed
+again leave the table first, so its replayed ``subagent_update``s register them anew). A message
+for a session id the table does not have is counted (``unknown``, by id) and the first
+``UNKNOWN_KEPT`` are diagnostics (id, method, update kind; never the body), so a flood costs a few
+counters — the traffic ring and the trace keep every such message whole, and the doctor places a
+child's that came before its announcement (``child-before-announcement``); a request
 for one is answered ``-32002`` (resource not found), never left waiting. The agent's login status
 (``_auth/status_update``) is agent-wide: kept here and told to every session.
 """
@@ -117,6 +120,7 @@ class Sessions:
         conn = self._connection()
         cwd, extra = _roots(cwd, additional_directories)
         previous = self._sessions.get(session_id), self._routes.get(session_id)
+        rejoin = previous[0].detach_subagents() if previous[0] is not None else None
         session = self._session(session_id, cwd, extra, files, checkpoints, None)
         try:
             result = await conn.resume_session(
@@ -124,6 +128,8 @@ class Sessions:
             )
         except BaseException:
             self._put_back(session_id, *previous)
+            if rejoin is not None:
+                rejoin()
             raise
         session.settings.adopt(result if isinstance(result, dict) else {})
         return session

@@ -12,13 +12,15 @@ state, capabilities …) is the parent state's record (``protocol.subagents``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
+from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
+from . import item_cancels, session_tables
 from .connection import DEFERRED
 from .errors import AgentExited, RpcError
 from .exit_cleanup import end_tool_calls, exit_note
@@ -71,10 +73,28 @@ class Children:
         """This session's effective working directory (what an unset child ``cwd`` inherits)."""
         return self._cwd()
 
+    def tree(self) -> frozenset[str]:
+        """The session ids of every descendant: these children, theirs, and so on."""
+        return frozenset().union(*(child.tree() for child in self._by_id.values()))
+
+    def spared(self, background: list[Any] | None) -> frozenset[str]:
+        """The descendants a cancel of this session leaves working: each child listed in its
+        ``background`` snapshot with all of its own, and what each foreground child spares in turn."""
+        listed = background_sessions(background)
+        spared = (
+            child.tree() if child.session_id in listed else child.spared() for child in self._by_id.values()
+        )
+        return frozenset().union(*spared)
+
     def forget_all(self) -> None:
         """Drop every child (and theirs) from the agent's table: the session is closed."""
         for child in self._by_id.values():
             child.forget()
+
+    def rejoin_all(self) -> None:
+        """Put every child (and theirs) back in the agent's table (a failed resume undone)."""
+        for child in self._by_id.values():
+            child.rejoin()
 
 
 class Subagent:
@@ -91,6 +111,7 @@ class Subagent:
     ) -> None:
         self.session_id, self.parent_id = session_id, parent_id
         self.state = SessionState()
+        self.state.traffic_source = lambda: parts.traffic.ring.list(session_id)  # its `traffic` table
         self._siblings, self._conn, self._desk, self._parts = siblings, conn, desk, parts
         self._children = Children(self.state, lambda: self.cwd, conn, desk, parts, session_id)
         parts.register(session_id, self._route())
@@ -132,6 +153,24 @@ class Subagent:
         """This child's own children."""
         return self._children.view
 
+    @property
+    def traffic(self) -> list[dict[str, Any]]:
+        """This child's recent messages (the agent's traffic entries tagged with its id)."""
+        return self._parts.traffic.ring.list(self.session_id)
+
+    @property
+    def traffic_log(self) -> Any:
+        """The agent's traffic recorder (ring and trace file): ``doctor(child)`` reads it."""
+        return self._parts.traffic
+
+    def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
+        """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
+        return session_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
+
+    def frame(self, kind: str, descendants: bool = False) -> Any:
+        """``records`` as a pandas DataFrame."""
+        return session_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
+
     # -- what the agent sends for it -------------------------------------------------------------
     def _take_update(self, update: Any) -> None:
         incoming = self._conn.read_update(update, self.state.tool_calls.get)
@@ -151,22 +190,54 @@ class Subagent:
     # -- what the client may do --------------------------------------------------------------------
     async def cancel(self) -> None:
         """Cancel the child's current work (``session/cancel`` with its id), where its
-        ``capabilities.cancel`` allows it; its pending permission requests are answered ``cancelled``."""
+        ``capabilities.cancel`` allows it; the pending permission requests of its foreground work
+        (its own and its foreground children's) are answered ``cancelled``."""
         if not self.info.cancellable:
             raise ValueError(f"subagent {self.session_id!r} does not advertise capabilities.cancel")
         sent = self._conn.cancel(self.session_id)
+        foreground = self.tree() - self.spared()
         for request in self._desk.pending():
-            if request.session_id == self.session_id:
+            if request.session_id in foreground:
                 request.cancel(by="cancel")
         await sent
+
+    async def cancel_tool_call(self, tool_call_id: str) -> Any:
+        """Ask the agent to cancel one of the child's tool calls (its ``capabilities.cancel``)."""
+        return await item_cancels.cancel_tool_call(self._conn, self.state, self.session_id, tool_call_id)
+
+    async def cancel_terminal(self, terminal_id: str) -> Any:
+        """Ask the agent to cancel one of the child's terminals (its ``capabilities.cancel``)."""
+        return await item_cancels.cancel_terminal(self._conn, self.state, self.session_id, terminal_id)
+
+    def tree(self) -> frozenset[str]:
+        """This child's session id and every descendant's."""
+        return frozenset({self.session_id}) | self._children.tree()
+
+    def spared(self) -> frozenset[str]:
+        """The descendants a cancel of this child leaves working (its background ones)."""
+        return self._children.spared(self.state.background)
 
     def forget(self) -> None:
         """Leave the agent's table, with every child of this one."""
         self._children.forget_all()
         self._parts.forget(self.session_id)
 
+    def rejoin(self) -> None:
+        """Be routed again, with every child of this one (after ``forget``)."""
+        self._parts.register(self.session_id, self._route())
+        self._children.rejoin_all()
+
     def __repr__(self) -> str:
         return f"<Subagent {self.session_id} of {self.parent_id} {self.run_state}>"
+
+
+def descendant(subagents: Mapping[str, Subagent], session_id: str) -> Subagent | None:
+    """The subagent ``session_id`` anywhere under ``subagents`` (a session's, or a child's)."""
+    for child in subagents.values():
+        found = child if child.session_id == session_id else descendant(child.subagents, session_id)
+        if found is not None:
+            return found
+    return None
 
 
 def _no_host(request: Request) -> object:

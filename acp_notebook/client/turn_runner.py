@@ -82,8 +82,8 @@ class TurnRunner:
     def _begin(self, turn: Turn, start: int) -> None:
         self.turn = turn
         self.turns.append(turn)
-        turn.number, turn.timeline_start = len(self.turns), start
-        self.state.turn_changed(turn.number, ("origin",), True)
+        turn.place(len(self.turns), start)
+        self.state.turn_changed(len(self.turns), ("origin",), True)
 
     async def _agent_turn_over(self) -> None:
         """Wait until no turn the agent started runs (prompts of ours never overlap)."""

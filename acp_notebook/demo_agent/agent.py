@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .data import AGENT_NAME, AGENT_TITLE, AGENT_VERSION
@@ -66,6 +67,9 @@ class Agent:
         """Handle `session/cancel` and `$/cancel_request`; ignore the rest."""
         if method == "session/cancel":
             session = self.sessions.get(params.get("sessionId"))
+            if session is not None and not session.cancellable:
+                print(f"demo agent: {session.session_id} does not allow cancel; ignored", file=sys.stderr)
+                return
             for em in session.active if session else []:
                 em.cancel()
         elif method == "$/cancel_request" and params.get("requestId") in self.v1_prompts:
@@ -134,30 +138,48 @@ class Agent:
             raise RpcError(RESOURCE_NOT_FOUND, "Session not found", data)
         return session
 
+    def _root(self, params: dict) -> Session:
+        """The session a request names, which must be one the client created (not a subagent's)."""
+        session = self._session(params)
+        if session.parent_id is not None:
+            message = f"{session.session_id} is a subagent session: it permits only what it advertises"
+            raise RpcError(INVALID_PARAMS, message)
+        return session
+
     async def do_session_list(self, req_id: Any, params: dict) -> dict:
-        """List live sessions (optionally only those under one cwd)."""
+        """List the client's live sessions (optionally only those under one cwd)."""
         cwd = params.get("cwd")
-        found = [s for s in self.sessions.values() if cwd in (None, s.cwd)]
+        found = [s for s in self.sessions.values() if s.parent_id is None and cwd in (None, s.cwd)]
         return {"sessions": [_session_info(s) for s in found]}
 
     async def do_session_resume(self, req_id: Any, params: dict) -> dict:
         """Reattach to a live session (history is not retained, so nothing is replayed)."""
-        self._session(params)
+        self._root(params)
         return {"availableCommands": self._commands()}
 
     async def do_session_close(self, req_id: Any, params: dict) -> dict:
-        """Cancel the session's work and forget it."""
-        session = self._session(params)
-        for em in session.active:
-            em.cancel()
-        del self.sessions[session.session_id]
+        """Cancel the session's work, and its subagents', and forget them all."""
+        session = self._root(params)
+        for member in self._family(session.session_id):
+            for em in member.active:
+                em.cancel()
+            for task in member.work:
+                task.cancel()
+            del self.sessions[member.session_id]
         return {}
+
+    def _family(self, session_id: str) -> list[Session]:
+        """A session and every subagent session below it."""
+        found = [self.sessions[session_id]]
+        for member in found:
+            found += [s for s in self.sessions.values() if s.parent_id == member.session_id]
+        return found
 
     # -- prompt turns -------------------------------------------------------------
 
     async def do_session_prompt(self, req_id: Any, params: dict) -> Any:
         """Accept a prompt and play its scenario as a turn of its own."""
-        session = self._session(params)
+        session = self._root(params)
         prompt = params.get("prompt")
         if not isinstance(prompt, list) or not prompt:
             raise RpcError(INVALID_PARAMS, "prompt must be a non-empty array of content blocks")
@@ -166,6 +188,7 @@ class Agent:
         shape = V1Emitter if self.version == 1 else V2Emitter
         em = shape(out, session, self.speed, self.client)
         em.prompt, em.play_no = prompt, session.played(scenario)
+        em.sessions, em.start_turn = self.sessions, self.start_turn
         session.active.append(em)
         if self.version == 1:
             self.v1_prompts[req_id] = em
@@ -201,6 +224,7 @@ class Agent:
                 stop = "error" if em.version >= 2 else "end_turn"  # v1 answers with an error
                 error = RpcError(INTERNAL_ERROR, str(exc))
             result = await em.finish(stop)
+        em.ended.set()
         em.session.active.remove(em)
         self.v1_prompts.pop(req_id, None)
         if em.version == 1:
@@ -208,6 +232,17 @@ class Agent:
                 em.out.respond_error(req_id, error)
             else:
                 em.out.respond(req_id, result)
+
+    def start_turn(self, session: Session, play: Callable[[Any], Awaitable[None]]) -> asyncio.Task:
+        """Start foreground work in `session` that no prompt asked for (v2), e.g. a task
+        notification: `running` ... `idle`, after the session's current turn."""
+        em = V2Emitter(self.wire, session, self.speed, self.client)
+        em.play_no, em.sessions, em.start_turn = session.played(play), self.sessions, self.start_turn
+        session.active.append(em)
+        task = asyncio.ensure_future(self._turn(em, None, Scenario(play)))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     # -- per-tool cancellation (v2) -----------------------------------------------
 

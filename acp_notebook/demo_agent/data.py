@@ -83,6 +83,17 @@ TERMINAL_CHUNKS: list[bytes] = [
 
 TERMINAL_OUTPUT: bytes = b"".join(TERMINAL_CHUNKS)
 
+CHANGELOG_OLD = """\
+# Changelog
+
+## Unreleased
+
+- Add `greet()`.
+"""
+CHANGELOG_NEW = CHANGELOG_OLD + "- Fix `average()`: it no longer adds 1 to the mean.\n"
+LINT_COMMAND = "ruff check ."
+LINT_CHUNKS: list[bytes] = [b"\x1b[1mChecking 2 files\x1b[0m\r\n", b"\x1b[32mAll checks passed!\x1b[0m\r\n"]
+
 SEARCH_HITS = [
     "tests/test_app.py:8: # TODO: cover negative numbers",
     "docs/new.md:3: TODO: document clamp()",

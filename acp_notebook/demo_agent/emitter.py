@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,10 @@ class Session:
     memory: SessionMemory = field(default_factory=SessionMemory)
     plays: dict[Any, int] = field(default_factory=dict)
     mcp_servers: list[Any] = field(default_factory=list)  # as given in `session/new`
+    parent_id: str | None = None  # a subagent session: the session that announced it
+    cancellable: bool = True  # a subagent honours `session/cancel` only if it advertised it
+    background: list[dict] | None = None  # v2 `state_update.background`, once reported (then always)
+    work: set[asyncio.Task] = field(default_factory=set)  # background work running for this session
 
     def played(self, scenario: Any) -> int:
         """Count one more play of `scenario` in this session; how many there have been."""
@@ -85,6 +90,9 @@ class BaseEmitter:
         self.turn_no = session.turns
         self.play_no = self.turn_no  # the agent sets it: how often this turn's scenario has played
         self.cancelled = asyncio.Event()
+        self.ended = asyncio.Event()  # set once the turn has ended (its final update was sent)
+        self.sessions: dict[str, Session] = {}  # the agent's table (subagent sessions are added to it)
+        self.start_turn: Callable[[Session, Callable], Any] | None = None  # agent-started turns (v2)
         self.tools: dict[str, dict] = {}
         self.tool_cancels: dict[str, asyncio.Event] = {}
         self.prompt: list = []

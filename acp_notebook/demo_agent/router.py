@@ -9,7 +9,7 @@ The rules, in order (the first that applies wins; matching ignores case):
 3. A question (it ends with "?" or starts with why/how/what/...) → QUESTION, unless it is a
    request ("can you ...", "could you ...", "please ...") that names a topic.
 4. A topic's keyword → that topic's scenario, trying the topics in TOPICS order (so "run the
-   tests" is the story, not the slow command).
+   tests" is the story, not the slow command, and "have a subagent fix the bug" the subagents).
 5. Anything else → STORY, the scenario the agent played for every prompt before routing existed.
 """
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 HELP, RECAP, QUESTION = "help", "recap", "question"
 STORY, PERMISSION, SLOW, ECHO, NOTEBOOK = "default", "permission", "slow", "echo", "notebook"
+SUBAGENTS = "subagents"
 
 HELP_PHRASES = frozenset(
     {"?", "help", "help me", "/help", "what can you do", "what can you show", "what can you show me"}
@@ -54,6 +55,15 @@ class Topic:
 
 
 TOPICS = (
+    Topic(
+        SUBAGENTS,
+        "Subagents (v2)",
+        "child sessions: a reviewer that asks before its edit and runs a linter of its own (which "
+        "cannot be cancelled), and a changelog writer in the background that asks after the turn "
+        "ended and then makes me start a turn of my own",
+        keywords("subagent subagents delegate delegates child children"),
+        ("delegate to subagents", "use a subagent"),
+    ),
     Topic(
         STORY,
         "The story",

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import client_write, notebook_tools, story
+from . import client_write, notebook_tools, story, subagents
 from .data import ALLOW_OPTION_IDS
 
 SLOW_TICK = 0.05
@@ -80,6 +80,7 @@ SCENARIOS: dict[str, Scenario] = {
     "idle_first": Scenario(echo, idle_first=True),
     "write": Scenario(client_write.play),
     "notebook": Scenario(notebook_tools.play),
+    "subagents": Scenario(subagents.play),
 }
 
 

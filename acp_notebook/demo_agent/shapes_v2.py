@@ -51,10 +51,12 @@ class V2Emitter(BaseEmitter):
     # -- lifecycle ----------------------------------------------------------------
 
     def state(self, state: str, stop_reason: str | None = None) -> None:
-        """Send a `state_update`."""
+        """Send a `state_update` (with the session's `background` once it has reported any)."""
         update = {"sessionUpdate": "state_update", "state": state}
         if stop_reason:
             update["stopReason"] = stop_reason
+        if self.session.background is not None:
+            update["background"] = [dict(item) for item in self.session.background]
         self.update(update)
 
     def accepted(self) -> None:

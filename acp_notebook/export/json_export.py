@@ -2,6 +2,12 @@
 
 Never the environment, never typed secrets: the trace entries are redacted when recorded
 (``protocol/trace.py``), and the agent summary carries only who the agent is and how it ended.
+
+Subagents: ``state.subagents`` holds, by child id, what the parent was told (``announced``: the
+``subagent_update`` it adds up to) and, for a live session or a replay, the child itself —
+``session_id``, ``parent_session_id`` and its own ``state`` (with its own ``subagents``, and so
+on down). A bare ``SessionState`` knows its children's announcements only. The ``trace`` holds
+the entries of the session and of every subagent under it, in order.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..client.session_tables import members
 from ..protocol.state import SessionState
 
 FORMAT = "acp-notebook-export"
@@ -28,6 +35,7 @@ class Source:
     agent: Any = None  # an AgentSummary
     session_id: str | None = None
     trace: list[dict[str, Any]] | None = None
+    children: Any = None  # the live (or replayed) subagents, by id: ``.state``, ``.subagents``
 
 
 def source_of(source: Any) -> Source:
@@ -38,11 +46,20 @@ def source_of(source: Any) -> Source:
     if hasattr(source, "seek") and hasattr(source, "entries"):  # a Replay
         agent = getattr(source, "agent", None)
         summary = agent.summary() if agent is not None and hasattr(agent, "summary") else None
-        sessions = getattr(agent, "sessions", None) or {}
-        session_id = next(iter(sessions), None) if isinstance(sessions, dict) else None
-        return Source(source.state, None, summary, session_id, list(source.entries))
+        session = getattr(source, "session", None)
+        session_id = getattr(session, "session_id", None)
+        children = getattr(source, "subagents", None)
+        return Source(source.state, None, summary, session_id, list(source.entries), children)
     summary = source.summary()
-    return Source(source.state, summary, summary.agent, source.session_id, list(source.traffic))
+    return Source(
+        source.state, summary, summary.agent, source.session_id, _tree_trace(source), source.subagents
+    )
+
+
+def _tree_trace(session: Any) -> list[dict[str, Any]]:
+    """The recent entries of ``session`` and of every subagent under it, in order."""
+    ids = {m.session_id for m in members(session)}
+    return [e for e in session.traffic_log.ring.entries if e.get("session") in ids]
 
 
 def agent_dict(agent: Any) -> dict[str, Any] | None:
@@ -67,12 +84,13 @@ def permission_dict(perm: Any) -> dict[str, Any]:
     }
 
 
-def state_dict(state: SessionState) -> dict[str, Any]:
-    """The state as plain data."""
+def state_dict(state: SessionState, children: Any = None) -> dict[str, Any]:
+    """The state as plain data; ``children``: its live subagents (each one's state under it)."""
     return {
         "tool_calls": {k: tc.to_dict() for k, tc in state.tool_calls.items()},
         "terminals": {k: t.to_dict() for k, t in state.terminals.items()},
         "messages": [m.to_dict() for m in state.messages.values()],
+        "session_messages": [m.to_dict() for m in state.session_messages.values()],
         "plans": {k: p.to_dict() for k, p in state.plans.items()},
         "permissions": [permission_dict(p) for p in state.permissions.values()],
         "diagnostics": [
@@ -81,7 +99,17 @@ def state_dict(state: SessionState) -> dict[str, Any]:
         ],
         "run_state": state.run_state,
         "stop_reason": state.stop_reason,
+        "subagents": {k: subagent_dict(info, (children or {}).get(k)) for k, info in state.subagents.items()},
     }
+
+
+def subagent_dict(info: Any, child: Any) -> dict[str, Any]:
+    """One child: what its parent was told and, when known, its own session and state."""
+    out: dict[str, Any] = {"announced": info.to_dict()}
+    if child is not None:
+        out["session_id"], out["parent_session_id"] = child.session_id, child.parent_id
+        out["state"] = state_dict(child.state, child.subagents)
+    return out
 
 
 def export_document(source: Any) -> dict[str, Any]:
@@ -93,7 +121,7 @@ def export_document(source: Any) -> dict[str, Any]:
         "client_version": __version__,
         "agent": agent_dict(src.agent),
         "session_id": src.session_id,
-        "state": state_dict(src.state),
+        "state": state_dict(src.state, src.children),
         "trace": src.trace or [],
     }
 

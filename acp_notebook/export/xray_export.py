@@ -45,6 +45,7 @@ def xray_data(source: Any, state: SessionState, keys: list[str]) -> tuple[dict, 
         cards = {key: xray.built_by(key, state) for key in keys}
         findings = xray.findings()
         meta = {"total": len(rows), "first": xray.first, "findings": findings, "pinned": None}
+        meta["sessions"] = xray.sessions()
         return meta, {"rows": rows, "texts": texts, "cards": cards, "findings": findings}
     finally:
         xray.close()

@@ -16,7 +16,11 @@ violations (``error``)
     ``non-json-stdout``: an agent stdout line that is not JSON. ``update-after-turn``: an update
     for a tool call of a cancelled turn after that turn ended, once per tool call. Updates after
     a turn that was not cancelled are not flagged: v1 does not forbid them, and v2 allows
-    background activity while ``idle``.
+    background activity while ``idle``. ``child-before-announcement``: a request or notification
+    of the agent's bearing a child session's id (or naming it as a ``session_message``'s sender
+    or recipient) before the ``subagent_update`` that announces it, once per child, at the first
+    such entry. ``unannounced-session``: the same for a session id the client never opened and
+    no ``subagent_update`` ever announced (``doctor_sessions``).
 interop hazards (``warning``)
     ``permission-before-tool-call``: a v1 permission for a tool call not announced yet.
     ``line-over-64k``: an agent line over 64 KiB (``findings.line_size``).
@@ -33,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import doctor_spec as spec
+from .doctor_sessions import Announcements
 from .findings import (
     HAZARD,
     Finding,
@@ -84,13 +89,16 @@ class _Doctor:
         self.terminal_output = False  # the client offered `_meta.terminal_output` in initialize
         self.referenced: dict[str, tuple[int, str, dict[str, Any]]] = {}  # id -> first index, call, update
         self.once: dict[tuple[str, str, str], list[Any]] = {}  # (code, sid, what) -> [finding, n]
+        self.named = Announcements(lambda i, code, text, cite: self.add(i, code, text, cite))
 
     def run(self) -> Findings:
         for i, entry in enumerate(self.entries):
             if entry.get("dir") == "in":
                 self._line(i, entry)
+            self.named.entry(i, entry)
             for m in messages(entry):
                 (self._agent if entry.get("dir") == "in" else self._client)(i, m)
+        self.named.finish()
         how = "created by `terminal/create`" if self.v == 1 else "created by a `terminal_update`"
         for tid, (i, cid, update) in self.referenced.items():
             if tid not in self.announced:
@@ -131,6 +139,7 @@ class _Doctor:
             if asked == "terminal/create" and isinstance(terminal, str):
                 self.announced.add(terminal)
             return
+        self.named.client_names(method, params.get("sessionId"))
         if "id" in m:
             self.asked[("out", key(m["id"]))] = method
         if method == "initialize":
@@ -147,12 +156,16 @@ class _Doctor:
     def _agent(self, i: int, m: dict[str, Any]) -> None:
         method, params = m.get("method"), as_dict(m.get("params"))
         if method is None:
-            if self.asked.pop(("out", key(m.get("id"))), None) == "session/prompt":
+            asked = self.asked.pop(("out", key(m.get("id"))), None)
+            if asked == "session/prompt":
                 self._prompt_answer(i, m, self.prompts.pop(key(m.get("id")), None))
+            elif asked == "session/new":
+                self.named.created(as_dict(m.get("result")).get("sessionId"))
             return
         if "id" in m:
             self.asked[("in", key(m["id"]))] = method
         sid = params.get("sessionId")
+        self.named.agent_names(i, sid)
         if self.other and method in spec.ONLY_METHODS[self.other]:
             text = f"a v{self.v} agent calls `{method}`, a v{self.other} method"
             self.add_once(i, "mixed-version", (sid, method), text, spec.MIXED)
@@ -224,6 +237,9 @@ class _Doctor:
             self.announced.add(u["terminalId"])
         elif kind == "state_update":
             self._state(i, u, s)
+        elif kind == "session_message":
+            for field in ("senderSessionId", "recipientSessionId"):
+                self.named.agent_names(i, u.get(field))
 
     def _state(self, i: int, u: dict[str, Any], s: _Session) -> None:
         state = u.get("state")

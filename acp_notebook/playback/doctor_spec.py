@@ -156,3 +156,9 @@ EMPTIED_CARD = (
     'just as the user is asked about it (claude-agent-acp\'s plan-mode "Ready to code?" does: the '
     "plan disappears). Omit the fields to leave them unchanged."
 )
+ANNOUNCE = (
+    'v2.unstable.schema.json (SubagentUpdate): "The first update for an unknown `sessionId` '
+    "announces the child and MUST be sent before any live request or notification bearing the "
+    "child's session ID, including messages naming it as sender or recipient.\" A client routes by "
+    "session id: it cannot place what names a session it has not been told of."
+)

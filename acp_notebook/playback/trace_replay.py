@@ -94,6 +94,18 @@ class TraceReplay:
         return self._reenactment.state
 
     @property
+    def session(self) -> Any:
+        """The followed session as the replaying client rebuilt it (None before it opens): its
+        ``subagents`` (each child's own ``state``), ``turns``, ``permission_log``; read, don't drive."""
+        return self._reenactment.session
+
+    @property
+    def subagents(self) -> Any:
+        """The followed session's subagents at ``position`` (``session.subagents``; empty before)."""
+        session = self.session
+        return session.subagents if session is not None else {}
+
+    @property
     def agent(self) -> Any:
         """The replaying client's ``Agent`` (its ``traffic``, ``diagnostics``, sessions)."""
         return self._reenactment.agent

@@ -38,7 +38,7 @@ class XRayLink:
         *,
         send: Callable[[dict[str, Any]], None],
         live_state: Callable[[], SessionState],
-        show: Callable[[SessionState], None],
+        show: Callable[[SessionState, Any], None],
         detach: Callable[[], None],
         refresh: Callable[[], None],
         live: bool = False,
@@ -81,6 +81,7 @@ class XRayLink:
         total = self.source.total()
         meta: dict[str, Any] = {"total": total, "first": self.source.first, "pinned": self.pinned}
         meta["findings"] = self.source.findings()
+        meta["sessions"] = self.source.sessions()
         replay = self.source.replay
         meta["position"] = replay.position if replay is not None else None
         meta["live"] = replay is None and self._live
@@ -124,10 +125,12 @@ class XRayLink:
     def _answer(self, kind: Any, content: dict[str, Any]) -> dict[str, Any]:
         if kind == "xray_rows":
             query = str(content.get("query") or "")
-            rows = self.source.rows(int(content.get("start", 0)), int(content.get("count", 100)), query)
+            session = content.get("session") if isinstance(content.get("session"), str) else None
+            start, count = int(content.get("start", 0)), int(content.get("count", 100))
+            rows = self.source.rows(start, count, query, session)
             find = content.get("find")
             if isinstance(find, int):
-                rows["found"] = self.source.position_of(find, query)
+                rows["found"] = self.source.position_of(find, query, session)
             return rows
         if kind == "xray_detail":
             return self.source.detail(int(content["index"]))
@@ -150,17 +153,21 @@ class XRayLink:
     def _pin(self, index: int, state: Any, failed: dict[str, Any]) -> dict[str, Any]:
         if state is None:
             self.pinned = None
-            self._show(self._live_state())
+            self._show_live()
             return failed or {"index": index, "error": GONE}
         self.pinned = index
-        self._show(state)
+        self._show(state, self.source.pinned_session())  # its subagents: the re-enacted ones
         return {"index": index, "pinned": index}
+
+    def _show_live(self) -> None:
+        replay = self.source.replay
+        self._show(self._live_state(), replay.session if replay is not None else None)
 
     def unpin(self) -> dict[str, Any]:
         """Back to the live state."""
         if self.pinned is not None:
             self.pinned = None
-            self._show(self._live_state())
+            self._show_live()
         return {"pinned": None}
 
     def close(self) -> None:

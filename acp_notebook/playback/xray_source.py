@@ -1,8 +1,12 @@
 """What an X-ray panel reads: a live session's traffic ring, or a replay's recording.
 
 Entries keep the index they have in their traffic (a live agent's ring counts from its first
-line, so indices stay put while the ring forgets old ones). ``rows`` pages through the entries
-of the session that match a filter, ``detail`` gives one entry's pretty JSON, its link and its
+line, so indices stay put while the ring forgets old ones). A live session's entries are its
+own, its subagents' (every session under it, ``protocol.session_tree``: a child's messages that
+came before its announcement join when it is announced) and those of no session. ``rows``
+pages through the entries that match a filter — words, and optionally one ``session`` —;
+``sessions`` lists the sessions met (id, parent, depth, title) for the panel's session column
+and filter, ``detail`` gives one entry's pretty JSON, its link and its
 findings, ``built_by`` the entries that built a view entry (``xray_built``), and ``state_after``
 the session state right after an entry — through the replay machinery: a replay seeks, a live
 session re-enacts its traffic privately (possible while the ring still holds it from the start,
@@ -20,6 +24,7 @@ from typing import Any
 from ..client.agent import Agent
 from ..protocol import trace
 from ..protocol.content import terminal_refs
+from ..protocol.session_tree import SessionTree
 from ..protocol.state import SessionState
 from . import doctor_rules
 from . import xray as rows_of
@@ -50,8 +55,11 @@ class XRaySource:
         self.agent_class = agent_class  # the client class that re-enacts (the session's own)
         self.links = rows_of.Links()
         self._seen = 0  # absolute index of the next entry to index
-        self._mine: list[int] = []  # absolute indices of this session's entries
-        self._query: tuple[tuple[str, ...], int, list[int]] = ((), 0, [])
+        self._mine: list[int] = []  # absolute indices of this session's (and its subagents') entries
+        self.tree = SessionTree()
+        self._family: set[str] = {session_id} if session_id is not None else set()
+        self._others: dict[str, list[int]] = {}  # another session's indices (it may be announced ours)
+        self._query: tuple[tuple[str, ...], str | None, int, list[int]] = ((), None, 0, [])
         self._findings: tuple[int, float, list[dict[str, Any]]] = (-1, 0.0, [])
         self._built: BuiltBy | None = None
         self._pinner: TraceReplay | None = None
@@ -98,9 +106,24 @@ class XRaySource:
         for index in range(max(self._seen, first), end):
             entry = entries[index - first]
             self.links.add(index, entry)
-            if self.session_id is None or entry.get("session") in (None, self.session_id):
+            session = entry.get("session")
+            if self.tree.add(index, entry) is not None and self.session_id is not None:
+                self._adopt()
+            if self.session_id is None or session is None or session in self._family:
                 self._mine.append(index)
+            elif isinstance(session, str):
+                self._others.setdefault(session, []).append(index)
         self._seen = end
+
+    def _adopt(self) -> None:
+        """A child was announced: the sessions now under ours bring the entries they already had."""
+        family = self.tree.family(str(self.session_id))
+        joined = family - self._family
+        self._family = family
+        earlier = [i for s in joined for i in self._others.pop(s, [])]
+        if earlier:
+            self._mine = sorted({*self._mine, *earlier})
+            self._query = ((), None, 0, [])
 
     def entry(self, index: int) -> dict[str, Any] | None:
         """The entry at absolute ``index``, while it is kept."""
@@ -117,11 +140,21 @@ class XRaySource:
         self.refresh()
         return len(self._mine)
 
-    # -- what the panel asks for ------------------------------------------------------------------
-    def rows(self, start: int, count: int, query: str | None = None) -> dict[str, Any]:
-        """Rows ``start``..``start+count`` of the entries matching ``query`` and how many match."""
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions met among the entries read (id, parent, depth, title): this session's
+        tree for a live one, every session of a replay."""
         self.refresh()
-        matched = self._matching(tuple(rows_of.query_words(query)))
+        met = self.tree.summary()
+        return met if self.session_id is None else [s for s in met if s["id"] in self._family]
+
+    # -- what the panel asks for ------------------------------------------------------------------
+    def rows(
+        self, start: int, count: int, query: str | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        """Rows ``start``..``start+count`` of the entries matching ``query`` (and of ``session``
+        only, when given) and how many match."""
+        self.refresh()
+        matched = self._matching(tuple(rows_of.query_words(query)), session)
         start, count = max(0, int(start)), max(0, min(int(count), MAX_ROWS))
         out = []
         for index in matched[start : start + count]:
@@ -130,23 +163,26 @@ class XRaySource:
                 out.append(rows_of.row(index, entry, self.links.get(index)))
         return {"total": len(matched), "start": start, "rows": out}
 
-    def _matching(self, words: tuple[str, ...]) -> list[int]:
-        if not words:
+    def _matching(self, words: tuple[str, ...], session: str | None = None) -> list[int]:
+        if not words and not session:
             return self._mine
-        cached_words, upto, found = self._query
-        if cached_words != words or (found and found[0] < self.first):
+        cached_words, cached_session, upto, found = self._query
+        if (cached_words, cached_session) != (words, session) or (found and found[0] < self.first):
             upto, found = 0, []
         for position in range(upto, len(self._mine)):
             index = self._mine[position]
             entry = self.entry(index)
-            if entry is not None and rows_of.matches(rows_of.row(index, entry), entry, list(words)):
+            if entry is None or (session and entry.get("session") != session):
+                continue
+            if rows_of.matches(rows_of.row(index, entry), entry, list(words)):
                 found.append(index)
-        self._query = (words, len(self._mine), found)
+        self._query = (words, session, len(self._mine), found)
         return found
 
-    def position_of(self, index: int, query: str | None = None) -> int | None:
-        """Where entry ``index`` is among the rows matching ``query`` (None: not among them)."""
-        matched = self._matching(tuple(rows_of.query_words(query)))
+    def position_of(self, index: int, query: str | None = None, session: str | None = None) -> int | None:
+        """Where entry ``index`` is among the rows matching ``query`` (and ``session``; None: not
+        among them)."""
+        matched = self._matching(tuple(rows_of.query_words(query)), session)
         at = bisect.bisect_left(matched, index)
         return at if at < len(matched) and matched[at] == index else None
 
@@ -184,6 +220,8 @@ class XRaySource:
         if self._frozen is None:
             self.refresh()
         built = self._tracker()
+        if built is not None:  # a subagent's card: its keys are read from the re-enacted tree
+            keys = list(dict.fromkeys([*keys, *built.card_keys(key)]))
         found: set[int] = set()
         for each in keys:
             found.update(built.of(each) if built is not None else [])
@@ -226,6 +264,11 @@ class XRaySource:
         else:
             self._pinner.entries[len(self._pinner.entries) :] = entries[len(self._pinner.entries) :]
         return self._pinner.seek(index + 1)
+
+    def pinned_session(self) -> Any:
+        """The re-enacted session whose state ``state_after`` last gave (its subagents with it)."""
+        replay = self.replay if self.replay is not None else self._pinner
+        return replay.session if replay is not None else None
 
     def close(self) -> None:
         """End the private re-enactments (a replay source's own replay stays open)."""

@@ -28,6 +28,8 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   id) and ``size`` (bytes of the line). An entry's own ``index`` (else its position), ``size`` and
   any of these columns given outright win over what is derived from its ``message``.
 
+The same tables over a session and its subagents: ``tree_tables``.
+
 ``frame`` builds a DataFrame with the same columns: times (not traffic's) become UTC datetimes,
 counts and exit codes nullable ``Int64`` (a tool call's ``exit_code`` stays ``object`` when one row
 holds a list), ``permission`` boolean, durations float; pandas is imported only there.
@@ -68,6 +70,8 @@ class Tabled(Protocol):
     def session_messages(self) -> Mapping[str, SessionMessage]: ...
     @property
     def traffic_source(self) -> Callable[[], Iterable[dict[str, Any]]] | None: ...
+    @property
+    def subagents(self) -> Mapping[str, Any]: ...
 
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -142,7 +146,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
 
 def records(state: Tabled, kind: str) -> list[Row]:
     """The rows of table ``kind``; raises ``ValueError`` for an unknown kind."""
-    build = _BUILDERS.get(kind)
+    build = BUILDERS.get(kind)
     if build is None:
         raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
     return build(state)
@@ -150,12 +154,16 @@ def records(state: Tabled, kind: str) -> list[Row]:
 
 def frame(state: Tabled, kind: str) -> Any:
     """The rows of table ``kind`` as a pandas DataFrame, with typed columns."""
-    rows = records(state, kind)
+    return typed_frame(records(state, kind), kind, COLUMNS[kind])
+
+
+def typed_frame(rows: list[Row], kind: str, columns: tuple[str, ...]) -> Any:
+    """``rows`` of table ``kind`` as a DataFrame of ``columns``, typed (see the module docstring)."""
     try:
         import pandas as pd
     except ImportError as exc:
         raise ImportError(PANDAS_HINT) from exc
-    df = pd.DataFrame(rows, columns=list(COLUMNS[kind]))
+    df = pd.DataFrame(rows, columns=list(columns))
     times, ints, bools, floats = _TYPES[kind]
     for col in times:
         df[col] = pd.to_datetime(df[col].astype("float64"), unit="s", utc=True)
@@ -172,14 +180,20 @@ def frame(state: Tabled, kind: str) -> Any:
 
 # -- tool calls ---------------------------------------------------------------------------------
 def tool_call_rows(state: Tabled) -> list[Row]:
-    """One row per tool call."""
-    asked = {p.tool_call_id: p for p in state.permissions.values() if p.tool_call_id is not None}
+    """One row per tool call (a request a subagent of this session asked is not about these)."""
+    children = state.subagents
+    asked = {
+        p.tool_call_id: p
+        for p in state.permissions.values()
+        if p.tool_call_id is not None and p.session_id not in children
+    }
     return [
-        _tool_call_row(tc, state.terminals, asked.get(tc.tool_call_id)) for tc in state.tool_calls.values()
+        tool_call_row(tc, state.terminals, asked.get(tc.tool_call_id)) for tc in state.tool_calls.values()
     ]
 
 
-def _tool_call_row(tc: ToolCall, terminals: Mapping[str, Terminal], perm: PermissionRequest | None) -> Row:
+def tool_call_row(tc: ToolCall, terminals: Mapping[str, Terminal], perm: PermissionRequest | None) -> Row:
+    """One tool call's row (``perm``: the latest request about it)."""
     return {
         "id": tc.tool_call_id,
         "title": tc.title,
@@ -282,10 +296,11 @@ def _session_message_row(msg: SessionMessage) -> Row:
 def permission_rows(state: Tabled) -> list[Row]:
     """One row per permission request, in arrival order."""
     times = state.permission_times
-    return [_permission_row(perm, times.get(perm.key, (None, None))) for perm in state.permissions.values()]
+    return [permission_row(perm, times.get(perm.key, (None, None))) for perm in state.permissions.values()]
 
 
-def _permission_row(perm: PermissionRequest, times: tuple[float | None, float | None]) -> Row:
+def permission_row(perm: PermissionRequest, times: tuple[float | None, float | None]) -> Row:
+    """One request's row (``times``: asked, answered)."""
     outcome = (perm.outcome or {}).get("outcome")
     return {
         "key": perm.key,
@@ -319,10 +334,12 @@ def decision(perm: PermissionRequest) -> str | None:
 def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
     source = state.traffic_source
-    if source is None:
-        return []
-    entries: Iterable[Any] = source()
-    return [_traffic_row(i, e) for i, e in enumerate(entries) if isinstance(e, dict)]
+    return [row for row, _ in traffic_pairs(source() if source is not None else [])]
+
+
+def traffic_pairs(entries: Iterable[Any]) -> list[tuple[Row, dict[str, Any]]]:
+    """Each entry's traffic row, with the entry."""
+    return [(_traffic_row(i, e), e) for i, e in enumerate(entries) if isinstance(e, dict)]
 
 
 def _traffic_row(index: int, entry: dict[str, Any]) -> Row:
@@ -365,7 +382,7 @@ def _size(entry: dict[str, Any]) -> int | None:
     return None
 
 
-_BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
+BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "tool_calls": tool_call_rows,
     "messages": message_rows,
     "terminals": terminal_rows,

@@ -54,7 +54,7 @@ class Turn:
         self.ends_on_response = ends_on_response
         self.origin = origin  # "user": a prompt of ours; "agent": the agent started it
         self.origin_kind: str | None = None  # where it came from, when the agent says
-        self.number: int | None = None  # from 1, in the session's order (given by the client)
+        self.number: int | None = None  # from 1, in the session's order (``place``)
         self.timeline_start: int | None = None  # the state's timeline length when it started
         self.acknowledged = False
         self.active_seen = False
@@ -72,6 +72,10 @@ class Turn:
         turn = cls(ends_on_response=False, origin="agent")
         turn.acknowledged = turn.active_seen = True
         return turn
+
+    def place(self, number: int, timeline_start: int) -> None:
+        """Where the turn starts: its number in the session (from 1) and the timeline's length."""
+        self.number, self.timeline_start = number, timeline_start
 
     @property
     def origin_label(self) -> str | None:

@@ -4,8 +4,11 @@
 version, with its permission allowed once; ``demo_cancel_v2.jsonl``: a v2 turn cancelled while
 its slow command runs; ``claude_v1.jsonl``: one turn of claude-agent-acp
 against the real-agent tests' mock model server (read, edit with permission, a Bash ``printf``,
-text). Regenerate the demo ones with ``python tests/record_demo.py``, the Claude one with
-``python tests/real_agents/record_claude.py`` (needs node and the test's npm packages).
+text); ``claude_subagents_v2.jsonl``: claude-agent-acp over v2 running two ``Agent`` tool calls as
+subagent sessions — a foreground child whose Bash asks permission under its own ``sessionId``, and a
+background child that asks after the parent's turn ended, then the agent's own task-notification
+turn. Regenerate the demo ones with ``python tests/record_demo.py``, the Claude ones with
+``python tests/real_agents/record_claude.py [--subagents]`` (needs node and the test's npm packages).
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ import os
 from pathlib import Path
 
 FOLDER = Path(__file__).parent
-NAMES = ("demo_v2.jsonl", "demo_v1.jsonl", "demo_cancel_v2.jsonl", "claude_v1.jsonl")
+NAMES = (
+    "demo_v2.jsonl",
+    "demo_v1.jsonl",
+    "demo_cancel_v2.jsonl",
+    "claude_v1.jsonl",
+    "claude_subagents_v2.jsonl",
+)
 
 
 def path(name: str) -> Path:

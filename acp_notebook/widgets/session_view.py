@@ -111,11 +111,14 @@ class SessionView(anywidget.AnyWidget):
         """Stop observing the state (before a seek changes it on another thread)."""
         self.items.detach()
 
-    def retarget(self, state: SessionState) -> None:
-        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state)."""
+    def retarget(self, state: SessionState, source: Any = None) -> None:
+        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state);
+        ``source``: the session (or rebuilt one) whose ``subagents`` hold its children's states."""
         self.state = state
         self._sent_terms = {}
-        self.items.follow(ViewTree(state, self.session if state is self._home else None))
+        if source is None and state is self._home:
+            source = self.session
+        self.items.follow(ViewTree(state, source))
         self._full_pending = True  # the next patch replaces what the browser shows
         self.scheduler.mark(self)
 

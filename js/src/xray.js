@@ -24,10 +24,14 @@ export class XRayPanel {
       timer = setTimeout(() => this.list.setQuery(this.filter.value.trim()), 150);
     });
     this.count = h("span", { class: "acp-xray-count acp-muted" });
+    this.sessions = []; // [{id, parent, depth, title}] from the meta: the session column and filter
+    this.sessionPick = h("select", { class: "acp-xray-session", "aria-label": "only this session's messages", hidden: true });
+    this.sessionPick.addEventListener("change", () => this.list.setSession(this.sessionPick.value));
+    this.list.sessionLabel = (id) => this.sessionTag(id);
     this.cardBar = h("div", { class: "acp-xray-cardbar", hidden: true });
     this.findingsBox = h("details", { class: "acp-xray-findings", hidden: true });
     this.detail = h("div", { class: "acp-xray-detail" }, h("div", { class: "acp-muted" }, "Pick a message to see it whole."));
-    const head = h("div", { class: "acp-xray-head" }, h("strong", null, "X-ray"), this.count, this.filter);
+    const head = h("div", { class: "acp-xray-head" }, h("strong", null, "X-ray"), this.count, this.sessionPick, this.filter);
     this.el = h("div", { class: "acp-xray" }, head, this.findingsBox, this.cardBar, this.list.el, this.detail);
   }
 
@@ -38,10 +42,38 @@ export class XRayPanel {
     const t = this.meta.total | 0;
     this.count.textContent = `${t} message${t === 1 ? "" : "s"}`;
     if (JSON.stringify(before.findings) !== JSON.stringify(this.meta.findings)) this.showFindings(this.meta.findings || []);
+    if (JSON.stringify(before.sessions) !== JSON.stringify(this.meta.sessions)) this.showSessions(this.meta.sessions || []);
     if (typeof this.meta.position === "number") this.list.follow = false; // a replay: follow its position
     if (before.total !== this.meta.total || before.first !== this.meta.first) this.list.invalidate(before.first !== this.meta.first);
     else if (before.position !== this.meta.position || before.pinned !== this.meta.pinned) this.list.draw();
     if (typeof this.meta.position === "number" && before.position !== this.meta.position) this.reveal(this.meta.position - 1);
+  }
+
+  /** The sessions met (a session and its subagents): a filter and a column, once there are two. */
+  showSessions(sessions) {
+    this.sessions = Array.isArray(sessions) ? sessions : [];
+    const several = this.sessions.length > 1;
+    const chosen = this.sessionPick.value;
+    const option = (value, label) => h("option", { value }, label);
+    const items = this.sessions.map((s) => option(String(s.id), `${"  ".repeat(s.depth | 0)}${s.depth ? "↳ " : ""}${this.sessionName(s)}`));
+    this.sessionPick.replaceChildren(option("", "all sessions"), ...items);
+    this.sessionPick.value = this.sessions.some((s) => s.id === chosen) ? chosen : "";
+    this.sessionPick.hidden = !several;
+    if (chosen && this.sessionPick.value !== chosen) this.list.setSession("");
+    else this.list.draw();
+  }
+
+  sessionName(s) {
+    return s.title ? `${text(s.title)} (${text(s.id)})` : text(s.id);
+  }
+
+  /** The session column's tag of a row: none while there is one session; the top one is "main". */
+  sessionTag(id) {
+    if (this.sessions.length < 2) return null;
+    const s = this.sessions.find((x) => x.id === id);
+    if (!s) return id == null ? "·" : text(id).slice(0, 12);
+    if (!s.depth) return "main";
+    return `${"›".repeat(s.depth)} ${text(s.title || s.id).slice(0, 16)}`;
   }
 
   /** Scroll entry `index` into view (no selection). */
@@ -96,8 +128,10 @@ export class XRayPanel {
   /** Scroll to entry `index` and show it (`pin`: also the state after it). */
   async goto(index, pin = false) {
     let pos = await this.list.positionOf(index);
-    if (pos == null && this.filter.value) {
+    if (pos == null && (this.filter.value || this.sessionPick.value)) {
       this.filter.value = "";
+      this.sessionPick.value = "";
+      this.list.session = "";
       this.list.setQuery("");
       pos = await this.list.positionOf(index);
     }
@@ -110,7 +144,7 @@ export class XRayPanel {
     if (d.error || d.gone) return this.detail.replaceChildren(h("div", { class: "acp-muted" }, d.error || `message #${d.index} is no longer kept`));
     const r = d.row || {};
     const link = r.link != null ? h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(r.link, true) } }, r.kind === "request" ? `response #${r.link}` : `request #${r.link}`) : null;
-    const where = [r.dir === "out" ? "client → agent" : "agent → client", r.kind, r.id != null ? `id ${text(r.id)}` : null, fmtBytes(r.size), typeof r.t === "number" ? `${r.t.toFixed(3)} s` : null];
+    const where = [r.dir === "out" ? "client → agent" : "agent → client", r.session != null && this.sessions.length > 1 ? `session ${text(r.session)}` : null, r.kind, r.id != null ? `id ${text(r.id)}` : null, fmtBytes(r.size), typeof r.t === "number" ? `${r.t.toFixed(3)} s` : null];
     const head = h("div", { class: "acp-xray-detail-head" }, h("strong", null, `#${text(d.index)} ${text(r.label)}`), " ", h("span", { class: "acp-muted" }, where.filter(Boolean).join(" · ")), " ", link);
     const findings = (d.findings || []).map((f) => h("div", { class: `acp-xray-finding acp-sev-${f.severity === "error" ? "error" : "warning"}` }, h("code", null, text(f.code)), " ", text(f.message), f.cite ? h("div", { class: "acp-xray-cite acp-muted" }, text(f.cite)) : null));
     const pre = h("pre", { class: "acp-xray-json" }, h("code", null, String(d.json ?? "")));

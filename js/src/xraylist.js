@@ -16,6 +16,8 @@ export class XRayList {
     this.onError = onError; // (message) -> void: a page the source could not give
     this.decorate = decorate; // (row, node) -> void: highlight, findings, position
     this.query = "";
+    this.session = ""; // only this session's rows ("": every session)
+    this.sessionLabel = () => null; // (session id) -> the short tag of the session column, or null
     this.total = 0;
     this.pages = new Map(); // page number -> rows (insertion order = age)
     this.asked = new Set();
@@ -39,6 +41,12 @@ export class XRayList {
     this.invalidate(true);
   }
 
+  /** Only the rows of session `session` ("": all of them). */
+  setSession(session) {
+    this.session = session || "";
+    this.invalidate(true);
+  }
+
   /** Entries were added (or forgotten): refetch what may have changed, then draw. */
   invalidate(all = false) {
     if (all) this.pages.clear();
@@ -48,9 +56,9 @@ export class XRayList {
   }
 
   async recount() {
-    const query = this.query;
-    const r = await this.source.rows(0, 0, query).catch((e) => this.failed(e));
-    if (!r || query !== this.query) return;
+    const [query, session] = [this.query, this.session];
+    const r = await this.source.rows(0, 0, query, null, session).catch((e) => this.failed(e));
+    if (!r || query !== this.query || session !== this.session) return;
     this.total = r.total;
     this.spacer.style.height = `${this.total * ROW_H}px`;
     if (this.follow) this.el.scrollTop = this.el.scrollHeight;
@@ -59,7 +67,7 @@ export class XRayList {
 
   /** The filtered position of entry `index` (null when the filter hides it). */
   async positionOf(index) {
-    const r = await this.source.rows(0, 0, this.query, index).catch(() => null);
+    const r = await this.source.rows(0, 0, this.query, index, this.session).catch(() => null);
     return r ? r.found : null;
   }
 
@@ -95,9 +103,9 @@ export class XRayList {
   async fetch(page) {
     if (this.asked.has(page)) return;
     this.asked.add(page);
-    const query = this.query;
-    const r = await this.source.rows(page * PAGE, PAGE, query).catch((e) => this.failed(e));
-    if (!r || query !== this.query) return; // not asked again until the rows change (invalidate)
+    const [query, session] = [this.query, this.session];
+    const r = await this.source.rows(page * PAGE, PAGE, query, null, session).catch((e) => this.failed(e));
+    if (!r || query !== this.query || session !== this.session) return; // not asked again until the rows change (invalidate)
     this.pages.set(page, r.rows);
     while (this.pages.size > PAGES_KEPT) {
       const oldest = this.pages.keys().next().value;
@@ -113,11 +121,13 @@ export class XRayList {
 
   rowNode(r) {
     const label = r.kind === "stdout" || r.kind === "stderr" ? `${r.kind}: ${r.text || ""}` : text(r.label);
+    const tag = this.sessionLabel(r.session);
     const node = h(
       "div",
       { class: `acp-xray-row acp-xray-${r.dir === "out" ? "out" : "in"} acp-xray-k-${safe(r.kind)}`, dataset: { index: String(r.i) }, role: "option" },
       h("span", { class: "acp-xray-i" }, `#${r.i}`),
       h("span", { class: "acp-xray-dir", title: r.dir === "out" ? "client → agent" : "agent → client" }, ARROW[r.dir] || "·"),
+      tag != null ? h("span", { class: "acp-xray-sess", title: `session ${text(r.session ?? "(none)")}` }, tag) : null,
       h("span", { class: "acp-xray-label", title: label }, label),
       r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${text(r.id)}`) : null,
       r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,

@@ -36,8 +36,8 @@ export class KernelSource {
     return true;
   }
 
-  rows(start, count, query, find) {
-    return this.ask("xray_rows", { start, count, query, ...(find != null ? { find } : {}) });
+  rows(start, count, query, find, session) {
+    return this.ask("xray_rows", { start, count, query, ...(find != null ? { find } : {}), ...(session ? { session } : {}) });
   }
   detail(index) {
     return this.ask("xray_detail", { index });
@@ -68,21 +68,23 @@ export class LocalSource {
     this.cache = { query: null, rows: this.all };
   }
 
-  matching(query) {
+  matching(query, session) {
     const words = String(query || "").toLowerCase().split(/\s+/).filter(Boolean);
-    if (!words.length) return this.all;
-    if (this.cache.query === words.join(" ")) return this.cache.rows;
+    if (!words.length && !session) return this.all;
+    const key = `${session || ""}\n${words.join(" ")}`;
+    if (this.cache.query === key) return this.cache.rows;
     const rows = this.all.filter((r, n) => {
+      if (session && r.session !== session) return false;
       const head = `#${r.i} ${["dir", "kind", "label", "id", "tool", "session"].map((k) => (r[k] == null ? "" : String(r[k]))).join(" ")}`.toLowerCase();
       const body = String(this.texts[n] ?? "").toLowerCase();
       return words.every((w) => head.includes(w) || body.includes(w));
     });
-    this.cache = { query: words.join(" "), rows };
+    this.cache = { query: key, rows };
     return rows;
   }
 
-  async rows(start, count, query, find) {
-    const rows = this.matching(query);
+  async rows(start, count, query, find, session) {
+    const rows = this.matching(query, session);
     const out = { total: rows.length, start, rows: rows.slice(start, start + count) };
     if (find != null) {
       const at = rows.findIndex((r) => r.i === find);

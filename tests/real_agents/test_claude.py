@@ -805,11 +805,17 @@ async def test_env_v1_shell_output_reaches_a_terminal(tmp_path: Path) -> None:
             mock.__exit__(None, None, None)
 
 
+def _line(out: str, words: str) -> str | None:
+    """The first printed line holding ``words``."""
+    return next((line for line in out.splitlines() if words in line), None)
+
+
 # -- subagents (issue 19) --------------------------------------------------------------------------------
-async def test_subagent_permission_reaches_the_user(claude: Run) -> None:
+async def test_subagent_permission_reaches_the_user(claude: Run, capsys: pytest.CaptureFixture[str]) -> None:
     """The ``Agent`` tool runs a child session (``subagent_update``); the child asks before a
     command under its own ``sessionId``. The request must reach the user (the root session's
-    ``pending_permissions``, ``request.session_id`` = the child's), and the answer must run it."""
+    ``pending_permissions``, ``request.session_id`` = the child's; headless, a line naming the
+    subagent), and the answer must run it."""
     child_marker = "[child] Create the file."
     agent_input = {
         "description": "Make a file",
@@ -832,6 +838,8 @@ async def test_subagent_permission_reaches_the_user(claude: Run) -> None:
         child = session.subagents[children[0]]
         assert child.parent_id == session.session_id and list(session.subagents) == children[:1]
         assert child.state.tool_calls and not set(child.state.tool_calls) & set(session.state.tool_calls)
+        printed = await until_async(lambda: _line(capsys.readouterr().out, "waiting for permission"), TURN)
+        assert f"(subagent {child.title!r})" in printed and child.title, printed
         pending[0].select(ALLOW)
         assert await asyncio.wait_for(turn, TURN) == "end_turn"
     finally:
