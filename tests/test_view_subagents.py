@@ -326,3 +326,31 @@ async def test_a_view_of_one_subagent_alone_shows_its_tree(recording) -> None:
     start, length = snap["terminals"]["t1"]["blob"]
     assert view.terminal_bytes[start : start + length] == b"child bytes"
     await agent.close()
+
+
+async def test_cancel_on_a_childs_tool_call_or_terminal_names_the_child(recording) -> None:
+    """The page's Cancel of a child's card sends the child's session (``session``), of a child's
+    terminal its view id: the kernel cancels them with the child's ``sessionId``."""
+    peer, agent, session = await connect(2)
+    cancel = {"capabilities": {"cancel": {}}}
+    term = {"type": "terminal", "terminalId": "t1"}
+    peer.send(announce())
+    peer.send(update(tool("c1", title="Run", status="in_progress", content=[term], **cancel), CHILD))
+    peer.send(update({"sessionUpdate": "terminal_update", "terminalId": "t1", **cancel}, CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    entry = view.snapshot["entries"][f"{CARD}/tool_call:c1"]
+    assert (entry["cancellable"], entry["session"]) == (True, CHILD)
+    assert view.snapshot["terminals"][f"{CARD}/t1"]["cancellable"] is True
+    view._handle_browser_msg({"type": "cancel_tool_call", "id": "c1", "session": CHILD})
+    view._handle_browser_msg({"type": "cancel_terminal", "id": f"{CARD}/t1"})
+    await peer.settled()
+    assert [(r["method"], r["params"]) for r in peer.requests] == [
+        ("tool_call/cancel", {"sessionId": CHILD, "toolCallId": "c1"}),
+        ("terminal/cancel", {"sessionId": CHILD, "terminalId": "t1"}),
+    ]
+    for request in peer.requests:
+        peer.reply(request["id"], {})
+    await peer.settled()
+    await agent.close()
