@@ -5,6 +5,7 @@ and the export."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 
@@ -354,3 +355,33 @@ async def test_cancel_on_a_childs_tool_call_or_terminal_names_the_child(recordin
         peer.reply(request["id"], {})
     await peer.settled()
     await agent.close()
+
+
+async def test_the_demo_agents_subagent_scenario_is_drawn_whole(recording) -> None:
+    """The demo agent's subagents (a foreground reviewer with a linter child of its own, a
+    background writer asking after the turn ended, messages streamed on both sides): every update
+    has its place — no raw entry —, every request its subagent's card, every message its other view."""
+    import acp_notebook
+
+    agent = await acp_notebook.start_agent(
+        "python -m acp_notebook.demo_agent --scenario subagents", env={"ACP_DEMO_SPEED": "0"}
+    )
+    try:
+        session = await agent.new_session("/tmp")
+        session.permission_handler = lambda request: "allow-once"
+        view, fake, _ = make_view(session)
+        assert await asyncio.wait_for(session.prompt("delegate to subagents"), 30) == "end_turn"
+        assert await session.wait_idle(30, background=True)
+        fake.advance(5)
+        entries, order = view.snapshot["entries"], view.snapshot["order"]
+        assert not [k for k, e in entries.items() if e["kind"] == "other"]
+        cards = [k for k, e in entries.items() if e["kind"] == "subagent"]
+        assert len(cards) == 3 and any(k.count("/subagent:") == 1 for k in cards)  # the linter: nested
+        assert all(entries[k]["tree"] and entries[k]["run_state"] == "idle" for k in cards)
+        asks = [e for e in entries.values() if e["kind"] == "permission"]
+        assert asks and all(e["subagent"] and e["card"] in order for e in asks)
+        messages = [e for e in entries.values() if e["kind"] == "session_message"]
+        assert messages and all(e["link"] in order and e["direction"] for e in messages)
+        assert [t.origin for t in session.turns] == ["user", "agent"]
+    finally:
+        await agent.close()
