@@ -209,11 +209,10 @@ def kernel(tmp_path):
 
 def start(kernel: Kernel, scenario: str = "default", speed: float = 0, name: str = "acp") -> tuple[int, str]:
     """``%acp start`` the demo agent; returns its pid and the model id of the whole session's view
-    (``%acp view``: the start cell shows the header and one line per turn, no entries, and an empty
-    box for the turns the agent starts by itself)."""
+    (``%acp view``: the start cell shows the header and one line per turn, no entries)."""
     argv = f"{{sys.executable}} -m {DEMO} --scenario {scenario} --speed {speed}"
     run = kernel.ok(f"import sys\n%acp start --name {name} {argv}")
-    assert f"is `{name}`" in run.stdout and len(run.widgets) == 2  # the header; the agent's own turns' box
+    assert f"is `{name}`" in run.stdout and len(run.widgets) == 1
     whole = kernel.ok(f"%acp view --name {name}")
     assert len(whole.widgets) == 1
     return kernel.value(f"__import__('acp_notebook').agent_of({name}).process.pid"), whole.widgets[0]

@@ -18,7 +18,7 @@ def test_an_interrupt_cancels_a_turn_while_the_notebook_server_runs(kernel):  # 
     )
     kernel.ok(setup + "\nsigint = signal.getsignal(signal.SIGINT)")
     run = kernel.ok(f"%acp start --share df --run-code {{sys.executable}} -m {DEMO} --mcp --speed 0")
-    assert "is `acp`" in run.stdout and len(run.widgets) == 2  # the header; the agent turns' box
+    assert "is `acp`" in run.stdout and len(run.widgets) == 1
     (view,) = kernel.ok("%acp view").widgets  # the whole session (the start cell shows its header)
     assert kernel.value("acp.notebook.entry['type']") == "http"
     assert kernel.value("signal.getsignal(signal.SIGINT) is sigint") is True  # the kernel keeps SIGINT
