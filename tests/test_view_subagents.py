@@ -274,7 +274,10 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     peer, agent, session = await connect(2)
     earlier, fake, scheduler = make_view(session)  # an earlier turn's cell, ended
     earlier.stop_following()
-    turns = AgentTurnViews(session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0])
+    shown: list = []
+    turns = AgentTurnViews(
+        session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0], on_first=shown.append
+    )
     header = SessionHeaderView(session, title="acp", scheduler=scheduler, clock=fake.clock)
     origin = {"_claude/origin": {"kind": "task-notification"}}
     peer.send(update({"sessionUpdate": "state_update", "state": "running"}, "s1"))
@@ -289,6 +292,7 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     await peer.settled()
     fake.advance(1)
     (view,) = turns.box.children
+    assert shown == [turns.box]  # the start cell shows the box from the first such turn on
     assert view is turns.views[1] and view.anchor == anchor_of(session, 1)
     assert view.title == "acp: agent · task notification" and view.entry_keys == ["message:a1"]
     assert earlier.entry_keys == []

@@ -187,6 +187,9 @@ def background(page, project: Path, later: threading.Event) -> None:
     agent_view = in_cell(START_CELL, ".acp-session:not(.acp-header-view)")
     page.wait_for_selector(f"{agent_view} >> text={NOTIFIED}", timeout=TIMEOUT)
     assert page.locator(in_cell(WAIT_CELL, f"text={NOTIFIED}")).count() == 0  # not in an earlier cell
+    page.locator(".acp-header-view .acp-turn-line[data-turn='3'] .acp-turn-go").click()  # leads there
+    flashed = in_cell(START_CELL, '[data-acp-anchor$="#3"].acp-anchor-flash')
+    page.wait_for_selector(flashed, timeout=TIMEOUT)
 
 
 def test_subagents_in_jupyterlab_foreground_then_background(lab_log, lab_pages, tmp_path: Path) -> None:
