@@ -389,3 +389,21 @@ async def test_the_demo_agents_subagent_scenario_is_drawn_whole(recording) -> No
         assert [t.origin for t in session.turns] == ["user", "agent"]
     finally:
         await agent.close()
+
+
+async def test_a_huge_subagent_title_is_clipped_where_it_is_named(recording) -> None:
+    """A card is sent again with each change of its child: a 1 MB title travels as 500 characters."""
+    peer, agent, session = await connect(2)
+    huge = "T" * 1_000_000
+    peer.send(announce(title=huge, description="D" * 100_000))
+    peer.send(ask(3, CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    card = view.snapshot["entries"][CARD]
+    assert card["title"] == "T" * 500 + "… (999,500 more characters)" and len(card["description"]) < 5_100
+    (request,) = session.pending_permissions
+    assert len(view.snapshot["entries"][f"permission:{request.key}"]["subagent"]) < 600
+    assert len(view.snapshot["header"]["waiting"][0]["subagent"]) < 600
+    assert session.subagents[CHILD].title == huge  # the state keeps it whole
+    await agent.close()

@@ -15,11 +15,12 @@ from typing import Any
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from . import viewmodel as vm
-from .entry_bound import bounded
+from .entry_bound import bounded, clip
 from .session_message_entry import session_message_entry
 from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree
 
 ACTIVE = frozenset({"running", "requires_action"})
+DESCRIPTION_CHARS = 5_000  # of a subagent's description on its card (sent again with each change)
 
 
 def build(
@@ -60,7 +61,7 @@ def asker(tree: ViewTree, perm: PermissionRequest) -> dict[str, Any]:
         return {"card": tree.root.key("tool_call", tool) if tool is not None else None}
     home = tree.scope_of(perm.session_id)
     card = home.key("tool_call", tool) if home is not None and tool is not None else None
-    return {"card": card, "session_id": perm.session_id, "subagent": info.title or perm.session_id}
+    return {"card": card, "session_id": perm.session_id, "subagent": clip(info.title or perm.session_id)}
 
 
 def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any]:
@@ -73,15 +74,15 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
     entry = {
         "kind": SUBAGENT,
         "id": child_id,
-        "title": info.title,
-        "description": info.description,
+        "title": clip(info.title),
+        "description": clip(info.description, DESCRIPTION_CHARS),
         "run_state": info.run_state,
         "cancellable": info.cancellable and running and can_cancel(child),
         "tree": child is not None,
         "tool_calls": len(child.state.tool_calls) if child is not None else None,
         "subagents": len(child.state.subagents) if child is not None else None,
         "pending": len(waiting),
-        "waiting": [perm.title for perm in waiting][:5],
+        "waiting": [clip(perm.title) for perm in waiting][:5],
         "started": started,
         "ended": ended,
         **problems(child.state if child is not None else None),
@@ -102,7 +103,9 @@ def waiting_list(tree: ViewTree) -> list[dict[str, Any]]:
     for perm in tree.root.state.pending_permissions:
         info = tree.info(perm.session_id)
         if info is not None:
-            out.append({"session_id": perm.session_id, "subagent": info.title, "title": perm.title})
+            out.append(
+                {"session_id": perm.session_id, "subagent": clip(info.title), "title": clip(perm.title)}
+            )
     return out
 
 
