@@ -407,3 +407,26 @@ async def test_a_huge_subagent_title_is_clipped_where_it_is_named(recording) -> 
     assert len(view.snapshot["header"]["waiting"][0]["subagent"]) < 600
     assert session.subagents[CHILD].title == huge  # the state keeps it whole
     await agent.close()
+
+
+async def test_a_big_subagent_tree_saves_in_pages_and_reads_back_whole(recording) -> None:
+    """Past one message the saved snapshot goes to pages: the child's entries and terminal too."""
+    from .test_comm_bounds import page_bytes, paged_snapshot
+
+    peer, agent, session = await connect(2)
+    peer.send(announce(title="Explore"))
+    for i in range(60):
+        content = [{"type": "content", "content": {"type": "text", "text": f"{i} " + "x" * 10_000}}]
+        peer.send(update(tool(f"c{i}", title=f"child {i}", content=content), CHILD))
+    peer.send(update(tool("cterm", content=[{"type": "terminal", "terminalId": "t1"}]), CHILD))
+    peer.send(update(terminal("t1", b"child bytes"), CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(3)
+    assert view.pages and "groups" in view.snapshot
+    entries, terms = paged_snapshot(view, page_bytes(recording))
+    assert list(entries) == view.entry_keys and entries[f"{CARD}/tool_call:c59"]["title"] == "child 59"
+    assert entries[CARD]["tool_calls"] == 61
+    meta, data = terms[f"{CARD}/t1"]
+    assert (meta["id"], meta["terminal_id"], data) == (f"{CARD}/t1", "t1", b"child bytes")
+    await agent.close()
