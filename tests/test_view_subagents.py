@@ -430,3 +430,17 @@ async def test_a_big_subagent_tree_saves_in_pages_and_reads_back_whole(recording
     meta, data = terms[f"{CARD}/t1"]
     assert (meta["id"], meta["terminal_id"], data) == (f"{CARD}/t1", "t1", b"child bytes")
     await agent.close()
+
+
+def test_a_cards_time_runs_from_the_childs_first_sign_to_its_last_unless_it_runs() -> None:
+    from acp_notebook.widgets.tree_entries import span
+
+    now = [100.0]
+    child = SessionState(clock=lambda: now[0])
+    assert span(child, running=True) == (None, None)
+    child.apply(message("in-1", senderSessionId="s1", recipientSessionId=CHILD))  # its task, first
+    now[0] = 103.0
+    child.apply(tool("c1", title="Run", status="in_progress"))
+    now[0] = 107.5
+    child.apply(tool("c1", status="completed"))
+    assert span(child, running=True) == (100.0, None) and span(child, running=False) == (100.0, 107.5)

@@ -4,8 +4,8 @@ items under their session, permission requests naming the subagent that asks. No
 A child's entry is its item's entry (``viewmodel``) with its terminals renamed to the view's ids
 (``Scope.terminal``) and ``session`` set to the child's id (a Cancel click names it). A permission
 request carries ``card``, the view key of the tool-call card it is drawn in, and, when a subagent
-asks, ``session_id`` and ``subagent`` (its title). Agent text (titles,
-descriptions) passes through as data: the page inserts it as text.
+asks, ``session_id`` and ``subagent`` (its title). Agent text (titles, descriptions) passes through
+as data, clipped where it is only a name (``entry_bound.clip``): the page inserts it as text.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def build(
 
 
 def child_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
-    """A child's entry: its terminals under the view's ids, its session named, cancel only where it can."""
+    """A child's entry: its terminals under the view's ids, its session named (Cancel clicks say it)."""
     out = {**entry, "session": scope.session_id}
     if entry.get("kind") == "tool_call":
         out["items"] = [_renamed(scope, item) for item in entry.get("items", ())]
@@ -130,6 +130,7 @@ def span(state: SessionState, running: bool) -> tuple[float | None, float | None
     starts = [tc.created_at for tc in state.tool_calls.values()]
     starts += [m.first_seen for m in state.messages.values() if m.first_seen]
     starts += [t.first_seen for t in state.terminals.values()]
+    starts += [m.first_seen for m in state.session_messages.values() if m.first_seen]  # its task
     if not starts:
         return None, None
     if running:
@@ -137,4 +138,5 @@ def span(state: SessionState, running: bool) -> tuple[float | None, float | None
     ends = [tc.ended_at or tc.updated_at for tc in state.tool_calls.values()]
     ends += [m.last_seen for m in state.messages.values() if m.last_seen]
     ends += [t.last_seen for t in state.terminals.values()]
+    ends += [m.last_seen for m in state.session_messages.values() if m.last_seen]
     return min(starts), max(ends, default=min(starts))
