@@ -444,3 +444,26 @@ def test_a_cards_time_runs_from_the_childs_first_sign_to_its_last_unless_it_runs
     now[0] = 107.5
     child.apply(tool("c1", status="completed"))
     assert span(child, running=True) == (100.0, None) and span(child, running=False) == (100.0, 107.5)
+
+
+async def test_subagents_nested_without_end_are_drawn_to_a_depth(recording) -> None:
+    """A hostile agent nests subagents 40 deep: the view draws 32 levels of trees, the cards below
+    say so, and nothing breaks (the snapshot, the export)."""
+    from acp_notebook.widgets.subtree import MAX_DEPTH
+
+    peer, agent, session = await connect(2)
+    parent = "s1"
+    for level in range(40):
+        peer.send(announce(f"n{level}", parent, title=f"level {level}"))
+        peer.send(update(tool(f"c{level}", title=f"at {level}"), f"n{level}"))
+        parent = f"n{level}"
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    cards = {e["title"]: e for e in view.snapshot["entries"].values() if e["kind"] == "subagent"}
+    assert len(cards) == MAX_DEPTH + 1  # the last drawn tree holds one more card, without a tree
+    deepest = cards[f"level {MAX_DEPTH}"]
+    assert (deepest["tree"], deepest["too_deep"]) == (False, True) and not cards["level 0"]["too_deep"]
+    assert view.items._unreached == []  # nothing to retry at each flush
+    assert "<html" in render_html(session, xray=False)
+    await agent.close()

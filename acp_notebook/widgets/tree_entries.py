@@ -17,7 +17,7 @@ from ..protocol.state import SessionState
 from . import viewmodel as vm
 from .entry_bound import bounded, clip
 from .session_message_entry import session_message_entry
-from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree
+from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree, too_deep
 
 ACTIVE = frozenset({"running", "requires_action"})
 DESCRIPTION_CHARS = 5_000  # of a subagent's description on its card (sent again with each change)
@@ -79,6 +79,7 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
         "run_state": info.run_state,
         "cancellable": info.cancellable and running and can_cancel(child),
         "tree": child is not None,
+        "too_deep": too_deep(scope),
         "tool_calls": len(child.state.tool_calls) if child is not None else None,
         "subagents": len(child.state.subagents) if child is not None else None,
         "pending": len(waiting),

@@ -19,7 +19,7 @@ from ..protocol.changes import Change
 from ..protocol.content import terminal_refs
 from ..protocol.terminal import Terminal
 from .snapshot import Item
-from .subtree import SUBAGENT, Scope, ViewTree
+from .subtree import SUBAGENT, Scope, ViewTree, too_deep
 
 ITEM_KINDS = {
     "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
@@ -123,7 +123,8 @@ class ViewItems:
         """Show the tree of a subagent whose card is shown (later if its session is not known yet)."""
         child = self.tree.child(scope, child_id)
         if child is None:
-            self._unreached.append((scope, child_id))
+            if not too_deep(scope):
+                self._unreached.append((scope, child_id))  # registered just after: the next flush
             return
         self._observe(child)
         for kind, key in child.state.timeline:
