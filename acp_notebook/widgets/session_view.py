@@ -221,7 +221,8 @@ class SessionView(anywidget.AnyWidget):
         return tree_entries.build(self.tree, *self.items.keys[view_key], self.root)
 
     def _header(self) -> dict[str, Any]:
-        summary = self.session.summary() if callable(getattr(self.session, "summary", None)) else None
+        summarize = getattr(self.session, "summary", None)  # a Subagent has none
+        summary = summarize() if callable(summarize) else None
         waiting = tree_entries.waiting_list(self.tree)
         return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
 
