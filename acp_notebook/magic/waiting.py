@@ -8,9 +8,10 @@ does the same for the turn's elicitations (``ask``: the user answers, not the ha
 and how to answer it (the turn goes on: answer it, or ``%acp cancel``); in a run nobody watches,
 the pending elicitations are answered ``cancel`` then (``who="timeout"``). ``%acp wait
 --background`` also waits for background work (subagents, background commands, and the turns the
-agent then starts itself), so a papermill or nbclient run can end with it. While a cell waits in a run nobody watches, each pending request is
-described once in its output (``client.headless``, under the cell's session name). Both waits keep
-a kernel interrupt from sleeping in the loop until something else wakes it (``wake``).
+agent then starts itself), so a papermill or nbclient run can end with it. While a cell waits in
+a run nobody watches, each pending request and elicitation is described once in its output
+(``client.headless``, under the cell's session name). Both waits keep a kernel interrupt from
+sleeping in the loop until something else wakes it (``wake``).
 """
 
 from __future__ import annotations
