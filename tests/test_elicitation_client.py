@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from acp_notebook import ElicitationInvalid, policies
+from acp_notebook import ElicitationInvalid, frontend, policies
+from acp_notebook.client import headless
 from acp_notebook.client.agent import Agent
 from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.protocol.elicitation import ElicitationTooLate
@@ -268,6 +269,30 @@ async def test_the_agent_withdraws_a_request_scoped_one() -> None:
     await agent.close()
     with pytest.raises(Exception):  # noqa: B017 - the agent closed before session/new was answered
         await opening
+
+
+async def test_a_headless_start_describes_an_elicitation_no_cell_can_answer(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    frontend.reset()
+    monkeypatch.setattr(headless, "DELAY", 0.01)
+    peer = HeldPeer()
+    agent = Agent(peer.stream)
+    await agent.initialize(2)
+    with headless.starting_notices(agent, "start it with --elicitations decline"):
+        opening = asyncio.ensure_future(agent.new_session("/tmp"))
+        await until_async(lambda: peer.new_id is not None, 5)
+        peer.stream.push(create(36, mode="url", session=None, requestId=peer.new_id))
+        line = await until_async(lambda: capsys.readouterr().out or None, 5)
+        peer.stream.push(withdraw(36))
+        peer.stream.push({"jsonrpc": "2.0", "id": peer.new_id, "result": {"sessionId": "s1"}})
+        await asyncio.wait_for(opening, 5)
+    assert line == (
+        "acp: the agent asks elic_1 'Which way?' during session/new: consent to open "
+        "https://auth.example.com/connect — start it with --elicitations decline\n"
+    )
+    assert answer_to(peer.stream, 36)["result"] == {"action": "cancel"}  # type: ignore[index]
+    await agent.close()
 
 
 # -- URL mode from code, completion -----------------------------------------------------------------
