@@ -504,3 +504,32 @@ async def test_a_plain_permission_function_is_never_asked_about_elicitations() -
     await settled(peer)
     assert asked == [] and answer_to(peer.stream, 35) is None
     await agent.close()
+
+
+# -- the schema's referee -------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [2, 1])
+async def test_what_we_send_and_what_the_tests_send_validate_against_the_schema(version: int) -> None:
+    from .test_golden import _schema_validator
+
+    peer, agent, session = await connect(version)
+    offered = peer.stream.sent[0]["params"]
+    key = "capabilities" if version == 2 else "clientCapabilities"
+    _schema_validator(version, "ClientCapabilities").validate(offered[key])
+    requests = [create(40), create(41, mode="url"), create(42, session=None, requestId=7, mode="url")]
+    for request in requests:
+        _schema_validator(version, "CreateElicitationRequest").validate(request["params"])
+    _schema_validator(version, "CompleteElicitationNotification").validate(complete("e-41")["params"])
+    peer.send(create(40))
+    peer.send(create(41, mode="url"))
+    peer.send(create(43))
+    await settled(peer)
+    form, url, other = session.pending_elicitations
+    form.accept({"strategy": "safe"})
+    url.accept(by="user")
+    other.decline()
+    await settled(peer)
+    for rid in (40, 41, 43):
+        _schema_validator(version, "CreateElicitationResponse").validate(
+            answer_to(peer.stream, rid)["result"]
+        )  # type: ignore[index]
+    await agent.close()
