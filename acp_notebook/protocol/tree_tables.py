@@ -6,9 +6,9 @@ child's, depth first), each row led by ``session_id`` and ``parent_session_id``.
 its session plus its id (an agent message id, a tool call id is unique only within its
 session). A permission request is recorded in the root's state (the ``desk``) and names the
 session that asked (``PermissionRequest.session_id``): its row carries that session, and only
-the requests of the tree's sessions are read; a tool call's ``permission``/``decision`` columns
-read the requests of its own session only. ``traffic`` rows come from the entries given (those
-of the tree's sessions, in order), each with its ``session``.
+the requests of the tree's sessions are read (its elicitations likewise); a tool call's
+``permission``/``decision`` columns read the requests of its own session only. ``traffic`` rows
+come from the entries given (those of the tree's sessions, in order), each with its ``session``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .tables import (
     KINDS,
     Row,
     Tabled,
+    elicitation_row,
     permission_row,
     tool_call_row,
     traffic_pairs,
@@ -59,7 +60,10 @@ def tree_records(
     parents = parents_of(members)
     if kind == "traffic":
         return [_in_tree(row, e.get("session"), parents) for row, e in traffic_pairs(traffic or [])]
-    asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
+    desk = desk if desk is not None else members[0].state
+    if kind == "elicitations":
+        return _elicitations_in_tree(members, desk, parents)
+    asked = _asked_in_tree(members, desk)
     if kind == "permissions":
         return [_in_tree(permission_row(p, times), sid, parents) for p, sid, times in asked]
     if kind == "tool_calls":
@@ -106,6 +110,21 @@ def _asked_in_tree(members: Sequence[Member], desk: Tabled) -> list[Asked]:
         if sid in ids:
             out.append((perm, sid, desk.permission_times.get(perm.key, (None, None))))
     return out
+
+
+def _elicitations_in_tree(
+    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
+) -> list[Row]:
+    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
+    member's)."""
+    rows = []
+    for e in desk.elicitations.values():
+        sid = e.session_id if e.session_id is not None else members[0].session_id
+        if sid in parents:
+            rows.append(
+                _in_tree(elicitation_row(e, desk.elicitation_times.get(e.key, (None, None))), sid, parents)
+            )
+    return rows
 
 
 def parents_of(members: Sequence[Member]) -> dict[str, str | None]:
