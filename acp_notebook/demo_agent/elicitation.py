@@ -16,6 +16,8 @@ null); without any, the turn says so and goes on with defaults.
    happened and sends `elicitation/complete` with the same `elicitationId` a moment later.
 4. A **withdrawn** form: the agent finds the answer itself after a moment and withdraws the question
    with `$/cancel_request`; the client answers it (`cancel`, or an error) and the agent goes on.
+5. (v2) A **subagent's** question: a child session (`children.open_child`) asks a yes/no form under
+   its own `sessionId`; it and its parent report `requires_action` while it waits.
 
 A cancelled turn withdraws its pending question with `$/cancel_request` too (the turn's scope alone
 does not answer an elicitation).
@@ -28,7 +30,7 @@ import contextlib
 import json
 from typing import Any
 
-from . import forms
+from . import children, forms
 from .emitter import TurnCancelled, text_item
 from .wire import RpcError
 
@@ -146,6 +148,8 @@ async def play(em: Any) -> None:
         await connect(em)
     if "form" in available:
         await withdrawn(em)
+    if "form" in available and em.version >= 2:
+        await from_subagent(em)
     missing = {"form", "url"} - available
     if missing:
         skipped = " or ".join(sorted(missing))
@@ -231,6 +235,24 @@ async def withdrawn(em: Any) -> None:
     else:
         said = not_answered(action, "pyproject.toml says pytest anyway.")
     await em.stream("agent_message", [said])
+
+
+async def from_subagent(em: Any) -> None:
+    """A child session asks the user whether to tag the release; its report says what it got."""
+    child = children.open_child(em, "tagger", "Tag the release", "Asks before it tags", cancel=True)
+    children.give_task(em, child, "Ask whether to tag the release, then report.")
+    stop, said = await child.run(ask_to_tag)
+    em.check()
+    await children.report(child, em, said if stop == "end_turn" else ["I was cancelled before I asked."])
+
+
+async def ask_to_tag(child: Any) -> list[str]:
+    """The tagger's turn: one form question under its own session id."""
+    params = {"mode": "form", "message": "Tag the release as v-next?", "requestedSchema": forms.TAG}
+    action, content = await ask(child, params)
+    if action == "accept" and not forms.problems(forms.TAG, content):
+        return ["Tagged v-next." if content.get("tag") else "Not tagged, as you said."]
+    return [not_answered(action, "I did not tag it.")]
 
 
 def not_answered(action: str, then: str) -> str:

@@ -108,6 +108,12 @@ RUNNER = {
     "required": ["runner"],
 }
 
+TAG = {
+    "type": "object",
+    "properties": {"tag": {"type": "boolean", "title": "Tag it", "default": True}},
+    "required": ["tag"],
+}
+
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 INT64 = (-(2**63), 2**63 - 1)

@@ -47,7 +47,12 @@ def play(answer: Any, *args: str) -> Asker:
 
 @pytest.mark.parametrize(
     "answer",
-    [ACCEPT_ALL, by_message({"Which profile": {"action": "accept", "content": {"profile": "quick"}}})],
+    [
+        ACCEPT_ALL,
+        by_message(
+            {"Which profile": {"action": "accept", "content": {"profile": "quick"}}, "Which test": None}
+        ),
+    ],
     ids=["accepted", "declined-or-cancelled"],
 )
 def test_the_sdk_accepts_every_message_of_the_elicitation_scenario(tmp_path, answer):
