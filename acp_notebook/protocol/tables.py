@@ -17,6 +17,13 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   the selected id, ``decision`` its kind; ``decided_by`` as given to ``select``/``cancel`` (None:
   unknown); ``asked_at``/``answered_at`` from ``state.permission_times`` (``add_permission`` and
   ``permission_answered`` note them).
+- ``elicitations``: one row per question the agent asked (``elicitation/create``): ``mode``
+  (``form``/``url``), ``scope`` (the method of our request a request-scoped one belongs to, else
+  None), ``fields`` (the form's field names), ``action`` (``accept``/``decline``/``cancel``, None
+  while pending), ``values`` (what an accepted form sent: the user's data), ``url`` (only
+  ``scheme://host/path``: never a query), ``status`` (``Elicitation.status``), ``decided_by``,
+  ``asked_at``/``answered_at`` from ``state.elicitation_times``. In a tree, an elicitation is
+  recorded on the root's state (the desk) and names the session that asked, as permissions do.
 - ``session_messages``: one row per message between sessions in this session's transcript (its
   own view: outgoing on the sender's session, incoming on the recipient's); ``text`` joins the
   text blocks, ``blocks`` counts the content blocks, ``chunks`` those that streamed.
@@ -53,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .content import terminal_refs
 
 if TYPE_CHECKING:
+    from .elicitation import Elicitation
     from .messages import Message
     from .permission import PermissionRequest
     from .session_messages import SessionMessage
@@ -75,6 +83,10 @@ class Tabled(Protocol):
     def permissions(self) -> Mapping[str, PermissionRequest]: ...
     @property
     def permission_times(self) -> Mapping[str, tuple[float, float | None]]: ...
+    @property
+    def elicitations(self) -> Mapping[str, Elicitation]: ...
+    @property
+    def elicitation_times(self) -> Mapping[str, tuple[float, float | None]]: ...
     @property
     def session_messages(self) -> Mapping[str, SessionMessage]: ...
     @property
@@ -135,6 +147,22 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "answered_at",
     ),
     "traffic": ("index", "direction", "time", "kind", "method", "update", "id", "size"),
+    "elicitations": (
+        "key",
+        "request_id",
+        "tool_call_id",
+        "mode",
+        "scope",
+        "message",
+        "fields",
+        "action",
+        "values",
+        "url",
+        "status",
+        "decided_by",
+        "asked_at",
+        "answered_at",
+    ),
     "session_messages": (
         "id",
         "sender_session_id",
@@ -159,6 +187,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "terminals": (("first_seen", "last_seen"), ("exit_code", "bytes"), (), ("duration",)),
     "permissions": (("asked_at", "answered_at"), (), (), ()),
     "traffic": ((), ("index", "size"), (), ("time",)),
+    "elicitations": (("asked_at", "answered_at"), (), (), ()),
     "session_messages": (("first_seen", "last_seen"), ("blocks", "chunks"), (), ()),
 }
 
@@ -193,6 +222,8 @@ def tree_records(
     asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
     if kind == "permissions":
         return [_in_tree(_permission_row(p, times), sid, parents) for p, sid, times in asked]
+    if kind == "elicitations":
+        return _elicitations_in_tree(members, desk if desk is not None else members[0].state, parents)
     if kind == "tool_calls":
         latest = {(sid, p.tool_call_id): p for p, sid, _ in asked if p.tool_call_id is not None}
         return [
@@ -411,6 +442,48 @@ def decision(perm: PermissionRequest) -> str | None:
     return None
 
 
+# -- elicitations -------------------------------------------------------------------------------
+def elicitation_rows(state: Tabled) -> list[Row]:
+    """One row per elicitation, in arrival order."""
+    times = state.elicitation_times
+    return [_elicitation_row(e, times.get(e.key, (None, None))) for e in state.elicitations.values()]
+
+
+def _elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -> Row:
+    scope = (e.scope_request or {}).get("method")
+    return {
+        "key": e.key,
+        "request_id": e.request_id,
+        "tool_call_id": e.tool_call_id,
+        "mode": e.mode,
+        "scope": scope if isinstance(scope, str) else None,
+        "message": e.message,
+        "fields": [f.name for f in e.fields],
+        "action": e.action,
+        "values": json.loads(json.dumps(e.values)) if e.values is not None else None,
+        "url": e.redacted_url,
+        "status": e.status,
+        "decided_by": e.decided_by,
+        "asked_at": times[0],
+        "answered_at": times[1],
+    }
+
+
+def _elicitations_in_tree(
+    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
+) -> list[Row]:
+    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
+    member's)."""
+    rows = []
+    for e in desk.elicitations.values():
+        sid = e.session_id if e.session_id is not None else members[0].session_id
+        if sid in parents:
+            rows.append(
+                _in_tree(_elicitation_row(e, desk.elicitation_times.get(e.key, (None, None))), sid, parents)
+            )
+    return rows
+
+
 # -- traffic ------------------------------------------------------------------------------------
 def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
@@ -469,4 +542,5 @@ _BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "permissions": permission_rows,
     "traffic": traffic_rows,
     "session_messages": session_message_rows,
+    "elicitations": elicitation_rows,
 }
