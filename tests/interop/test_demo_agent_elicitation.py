@@ -86,9 +86,9 @@ def test_the_referee_sees_a_bad_elicitation(tmp_path):
 
 
 async def test_our_client_and_the_demo_agent_agree_on_every_elicitation(tmp_path):
-    """The demo's request-scoped form at ``session/new``, its form, its URL consent (completed) and
-    its withdrawn question, answered through ``acp_notebook``; the SDK referees the whole trace:
-    what the agent sent (``check_agent.mjs``) and the JSON Schema of both sides."""
+    """The demo's request-scoped form at ``session/new``, its form, its URL consent (completed), its
+    withdrawn question and its subagent's question, answered through ``acp_notebook``; the SDK
+    referees the whole trace: what the agent sent (``check_agent.mjs``) and its JSON Schema."""
     out = tmp_path / "elicitation.jsonl"
     asked: list[Any] = []
 
@@ -109,6 +109,13 @@ async def test_our_client_and_the_demo_agent_agree_on_every_elicitation(tmp_path
             lambda: [e for e in session.pending_elicitations if e.mode == "url"], TIMEOUT, message="the URL"
         )
         url[0].accept()
+        tagger = f"{session.session_id}.tagger"
+        tag = await until_async(
+            lambda: [e for e in session.pending_elicitations if e.session_id == tagger],
+            TIMEOUT,
+            message="the tag",
+        )
+        tag[0].accept({"tag": False})  # a subagent's question, on the root's desk
         assert await asyncio.wait_for(turn, TIMEOUT) == "end_turn"
     finally:
         await agent.close()
@@ -117,6 +124,8 @@ async def test_our_client_and_the_demo_agent_agree_on_every_elicitation(tmp_path
     assert [e.outcome for e in withdrawn] == [{"action": "cancel"}]
     said = "".join(m.text for m in session.state.messages.values())
     assert "the **quick** profile (accepted at session/new)" in said and "Release **autumn** 1.2.3" in said
+    reports = session.state.session_messages.values()
+    assert [m.text for m in reports if m.sender_session_id == tagger] == ["Not tagged, as you said."]
     items = agent_messages(out)
     assert {i["method"] for i in items} >= METHODS
     assert sdk_verdict(items, tmp_path) == []
