@@ -91,3 +91,26 @@ def test_a_url_notice_shows_no_query(ip, capsys, tmp_path):  # noqa: F811
     assert "consent to open https://login.example.com/auth" in notice
     assert "hidden" not in out + err
     assert answer(peer)["result"] == {"action": "cancel"}
+
+
+def test_a_blocked_cell_answers_an_elicitation_by_its_handler(ip, capsys, tmp_path):  # noqa: F811
+    peer = asking(tmp_path)
+    session = start(ip, capsys, args=f"--no-view {peer.command_line}")
+    session.elicitation_handler = lambda e: {"name": "Ada"}
+    _, out, _ = cell(ip, "print(acp.prompt_sync('Ask me'))", capsys)
+    assert out.strip() == "end_turn"
+    assert answer(peer)["result"] == {"action": "accept", "content": {"name": "Ada"}}
+
+
+@pytest.mark.parametrize(
+    ("permissions", "who", "note"), [(None, "policy", False), ("'allow-once'", "policy", True)]
+)
+def test_a_blocked_cell_cancels_an_elicitation_nothing_answers(ip, capsys, tmp_path, permissions, who, note):  # noqa: F811
+    peer = asking(tmp_path)
+    session = start(ip, capsys, args=f"--no-view {peer.command_line}")
+    given = f", permissions={permissions}" if permissions else ""
+    _, out, err = cell(ip, f"print(acp.prompt_sync('Ask me'{given}))", capsys)
+    assert out.strip() == "end_turn", "only the elicitation is cancelled: the turn goes on"
+    assert answer(peer)["result"] == {"action": "cancel"}
+    assert [(e.who, e.outcome) for e in session.permission_log] == [(who, "cancel")]
+    assert ("a blocked cell cannot show it" in err) is note

@@ -291,8 +291,11 @@ class Session:
 
     async def wait_blocking(self, task: asyncio.Task, permissions: Any = None) -> str | None:
         """``wait_turn`` for a caller that blocks (no clicks arrive): ``permissions`` (a policy)
-        answers requests after the handler, else the turn is cancelled; SIGINT cancels it."""
-        return await blocking.wait_blocking(self.wait_turn(task), self._permissions, self.cancel, permissions)
+        answers requests after the handler, else the turn is cancelled (an elicitation nothing
+        answers: ``cancel``); SIGINT cancels it."""
+        return await blocking.wait_blocking(
+            self.wait_turn(task), self._permissions, self.cancel, permissions, self._elicitations
+        )
 
     async def wait_idle(
         self, timeout: float | None = None, grace: float = CANCEL_GRACE, *, background: bool = False
@@ -316,7 +319,10 @@ class Session:
         """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
         blocks = to_blocks(prompt)
         turn = lambda: self.prompt(blocks)  # noqa: E731 - made on the loop
-        return blocking.prompt_sync(turn, self._permissions, self.cancel, self._conn.loop(), permissions)
+        loop = self._conn.loop()
+        return blocking.prompt_sync(
+            turn, self._permissions, self.cancel, loop, permissions, self._elicitations
+        )
 
     def _turn_failed(self, error: BaseException) -> None:
         self.state.diagnose("turn-error", f"the turn failed: {str(error).splitlines()[0]}", level="error")
