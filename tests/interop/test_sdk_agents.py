@@ -443,6 +443,7 @@ async def test_v2_tour_state_and_what_the_sdk_received(sdk_agent, project, answe
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
         "auth": {"terminal": True},
+        "elicitation": {"form": {}, "url": {}},
         "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
@@ -784,6 +785,7 @@ async def test_v1_tour_files_terminals_and_state(sdk_agent, project, answer):
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
         "auth": {"terminal": True},
+        "elicitation": {"form": {}, "url": {}},
         "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
@@ -936,6 +938,7 @@ async def test_v1_forced_without_client_capabilities(sdk_agent, project):
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
             "auth": {"terminal": True},
+            "elicitation": {"form": {}, "url": {}},
             "_meta": {"terminal_output": True, "terminal-auth": True},
         },
     }
