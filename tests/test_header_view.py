@@ -12,6 +12,7 @@ import asyncio
 import pytest
 
 from acp_notebook import SessionState
+from acp_notebook.protocol import PermissionRequest
 from acp_notebook.protocol.turn import Turn
 from acp_notebook.widgets import Scheduler, SessionHeaderView
 from acp_notebook.widgets.header_view import anchor_of, first_line
@@ -86,6 +87,7 @@ def test_one_line_per_turn_updates_live_and_when_the_turn_ends():
     assert line == {
         "n": 1, "anchor": anchor_of(session, 1), "prompt": "Fix the failing test", "state": "running",
         "stop_reason": None, "error": False, "tool_calls": 1, "started": 10.0, "duration": None,
+        "origin": "user", "origin_kind": None, "origin_label": None, "subagents": 0,
     }  # fmt: skip
     assert message["header"]["run_state"] == "running"
     assert "entries" not in message and "order" not in message
@@ -145,6 +147,24 @@ def test_turns_before_the_view_are_listed_with_their_prompts():
     assert (line["prompt"], line["state"], line["started"], line["duration"]) == (
         "earlier prompt", "ended", None, None,
     )  # fmt: skip
+
+
+def test_a_line_counts_the_subagents_its_turn_announced_and_the_header_lists_who_waits():
+    view, session, fake = make()
+    first = begin(session, "Explore")
+    for child in ("a", "b", "a"):  # "a" twice: one subagent
+        session.state.apply({"sessionUpdate": "subagent_update", "sessionId": child, "title": child.upper()})
+    end(session, first)
+    begin(session, "Again")
+    session.state.apply({"sessionUpdate": "subagent_update", "sessionId": "c", "title": "C"})
+    fake.advance(0.1)
+    assert [line["subagents"] for line in view.turn_lines()] == [2, 1]
+    options = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
+    params = {"sessionId": "b", "title": "Run it?", "subject": {"type": "other"}, "options": options}
+    session.state.add_permission(PermissionRequest("perm_1", 1, params))
+    fake.advance(0.1)
+    message, _ = patches(RecordingComm.log, view)[-1]
+    assert message["header"]["waiting"] == [{"session_id": "b", "subagent": "B", "title": "Run it?"}]
 
 
 def test_first_line_and_anchors():

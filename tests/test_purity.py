@@ -94,7 +94,9 @@ def test_no_io_or_ui_import_line(path: Path) -> None:
 
 
 REPLAY = ROOT / "acp_notebook" / "playback"
-PURE_REPLAY = [REPLAY / f"{name}.py" for name in ("doctor_rules", "doctor_spec", "findings", "xray")]
+PURE_REPLAY = [
+    REPLAY / f"{name}.py" for name in ("doctor_rules", "doctor_sessions", "doctor_spec", "findings", "xray")
+]
 
 
 @pytest.mark.parametrize("path", PURE_REPLAY, ids=[p.name for p in PURE_REPLAY])

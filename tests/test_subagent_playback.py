@@ -15,21 +15,30 @@ from acp_notebook.playback.xray_source import XRaySource
 from acp_notebook.protocol import trace
 from acp_notebook.protocol.session_tree import tree_of
 from acp_notebook.protocol.state import SessionState
+from acp_notebook.widgets.session_view import SessionView
 from tests.real_agents.referee import fold
 
-from .support import b64, update
+from .support import b64, until_async, update
+from .support import recording as recording  # the autouse recording comm (the view tests')
 from .test_client_framing import Peer
 from .test_replay import snapshot
 from .test_subagents import announce, ask
+from .test_xray import _replies, _reply
 
 CHILD, GRANDCHILD = "child-1", "grand-1"
-TEXT = {"type": "text", "text": "the same id in every session"}
+TASK = {"type": "text", "text": "Look around"}
 
 
 def chunk(session_id: str, message_id: str = "m1", text: str = "hi") -> dict[str, Any]:
     """An agent message chunk of ``session_id`` (every session says ``m1``: ids are per session)."""
     body = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
     return update({**body, "content": {"type": "text", "text": text}}, session_id)
+
+
+def talk(session_id: str, message_id: str, content: list[Any], **fields: Any) -> dict[str, Any]:
+    """A ``session_message`` upsert in ``session_id``'s transcript."""
+    body = {"sessionUpdate": "session_message", "messageId": message_id, "content": content, **fields}
+    return update(body, session_id)
 
 
 def call(session_id: str, call_id: str, **fields: Any) -> dict[str, Any]:
@@ -42,17 +51,21 @@ def terminal(session_id: str, terminal_id: str, data: bytes) -> dict[str, Any]:
 
 
 def conversation() -> list[dict[str, Any]]:
-    """A parent with a child (tool call, terminal, message, permission) and a grandchild, each
-    using ids another session uses too (``m1``, ``c1``)."""
+    """A parent with a child (the task's two views, tool call, terminal, message, a report streamed
+    before its upsert, permission) and a grandchild, each using ids another session uses too."""
     return [
         update({"sessionUpdate": "state_update", "state": "running"}),
         chunk("s1", text="root says"),
         call("s1", "c1", title="Read", kind="read", status="completed"),
         announce(title="Explore", description="Look around", capabilities={"cancel": {}}),
+        talk("s1", "out-1", [TASK], recipientSessionId=CHILD, recipientMessageId="in-1"),
+        talk(CHILD, "in-1", [TASK], senderSessionId="s1", senderMessageId="out-1"),
         call(CHILD, "c1", title="Bash", kind="execute", status="in_progress"),
         terminal(CHILD, "t1", "café\n".encode()),
         call(CHILD, "c1", content=[{"type": "terminal", "terminalId": "t1"}], status="completed"),
         chunk(CHILD, text="child says"),
+        update({"sessionUpdate": "session_message_chunk", "messageId": "out-2", "content": TASK}, CHILD),
+        update({"sessionUpdate": "session_message", "messageId": "out-2", "recipientSessionId": "s1"}, CHILD),
         announce(GRANDCHILD, CHILD, title="Deeper"),
         call(GRANDCHILD, "g1", title="Edit", kind="edit"),
         chunk(GRANDCHILD, text="grandchild says"),
@@ -61,9 +74,9 @@ def conversation() -> list[dict[str, Any]]:
     ]
 
 
-async def record(path: Path, script: list[dict[str, Any]]) -> tuple[Agent, Any]:
-    """Play ``script`` to a recording client (the child's permission allowed once); the agent
-    stays open (close it)."""
+async def record(path: Path, script: list[dict[str, Any]], answer: bool = True) -> tuple[Agent, Any]:
+    """Play ``script`` to a recording client (``answer``: the child's permission allowed once);
+    the agent stays open (close it)."""
     peer = Peer(2)
     agent = Agent(peer.stream, record=path)
     await agent.initialize(2)
@@ -72,7 +85,7 @@ async def record(path: Path, script: list[dict[str, Any]]) -> tuple[Agent, Any]:
     for message in script:
         peer.send(message)
     await peer.settled()
-    for request in session.pending_permissions:
+    for request in session.pending_permissions if answer else ():
         request.select("ok")
     peer.send(update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
     await peer.settled()
@@ -83,6 +96,7 @@ def tree_snapshot(node: Any) -> dict[str, Any]:
     """A session's (or a subagent's) state and every descendant's, by id."""
     return {
         "state": snapshot(node.state),
+        "session_messages": [m.to_dict() for m in node.state.session_messages.values()],
         "children": {k: tree_snapshot(c) for k, c in node.subagents.items()},
     }
 
@@ -115,12 +129,17 @@ def check_separate(session: Any, messages: list[dict[str, Any]]) -> None:
         assert terminals == folded.terminals, node
         got = [{k: m.to_dict()[k] for k in ("messageId", "role", "content")} for m in state.messages.values()]
         assert got == [m for m in folded.messages.values() if m["role"] == "agent"], node
+        views = {k: m.to_dict() for k, m in state.session_messages.items()}
+        assert views == folded.session_messages, node
     assert list(session.state.tool_calls) == ["c1"] and session.state.tool_calls["c1"].title == "Read"
     assert list(child.state.tool_calls) == ["c1", "c2"] and child.state.tool_calls["c1"].title == "Bash"
     assert session.state.terminals == {} and list(child.state.terminals) == ["t1"]
     assert [m.text for m in session.state.messages.values()] == ["root says", "root again"]
     assert [m.text for m in child.state.messages.values()] == ["child says"]
     assert list(grandchild.state.tool_calls) == ["g1"] and list(session.state.subagents) == [CHILD]
+    assert list(session.state.session_messages) == ["out-1"]
+    assert list(child.state.session_messages) == ["in-1", "out-2"]
+    assert child.state.session_messages["out-2"].chunks == 1  # streamed before its upsert named "s1"
     (asked,) = session.state.permissions.values()  # the card is the root's; the subject the child's
     assert asked.session_id == CHILD and child.state.permissions == {}
 
@@ -137,7 +156,7 @@ async def test_replay_subagents(tmp_path: Path) -> None:
         assert rep.session is not None and tree_snapshot(rep.session) == live
         assert list(rep.subagents) == [CHILD] and rep.subagents[CHILD].title == "Explore"
         assert rep.session.subagents[CHILD].subagents[GRANDCHILD].parent_id == CHILD
-        assert rep.state is rep.session.state
+        assert rep.state is rep.session.state and live["children"][CHILD]["session_messages"]
         announced = next(i for i, e in enumerate(rep.entries) if GRANDCHILD in json.dumps(e))
         rep.seek(announced)  # before the grandchild's announcement: not there yet
         assert GRANDCHILD not in rep.subagents[CHILD].subagents
@@ -180,6 +199,7 @@ async def test_resume_rebuilds_subagents() -> None:
             assert child.state.terminals["t1"].output == "café\n".encode()
             assert list(child.subagents[GRANDCHILD].state.tool_calls) == ["g1"]
             assert "c2" not in child.state.tool_calls  # the permission request was live, not history
+            assert list(child.state.session_messages) == ["in-1", "out-2"]
         assert agent.unknown_sessions == {} and "subagent-not-moved" not in [
             d.code for d in again.state.diagnostics
         ]
@@ -212,6 +232,13 @@ async def test_the_trace_keeps_every_early_child_message_and_the_tree_places_the
         assert found[0].index == first_early and "30 message(s)" in found[0].message
         assert "MUST be sent" in found[0].cite
         assert [f.code for f in acp_notebook.doctor(session)] == ["child-before-announcement"]
+        assert [f.code for f in acp_notebook.doctor(session.subagents[CHILD])] == [
+            "child-before-announcement"
+        ]
+        assert acp_notebook.doctor(session.subagents[CHILD].subagents[GRANDCHILD]) == []  # not its own
+        assert len(session.subagents[CHILD].traffic) == len(named) + len(
+            [e for e in agent.traffic if e.get("session") == CHILD and "early" not in json.dumps(e)]
+        )
     finally:
         await agent.close()
 
@@ -301,6 +328,14 @@ async def test_tables_with_descendants_carry_each_session(tmp_path: Path) -> Non
             (CHILD, "m1", "child says"),
             (GRANDCHILD, "m1", "grandchild says"),
         ]  # the same id in three sessions: three rows
+        talks = session.records("session_messages", descendants=True)
+        assert [
+            (r["session_id"], r["id"], r["sender_session_id"], r["recipient_session_id"]) for r in talks
+        ] == [
+            ("s1", "out-1", None, CHILD),
+            (CHILD, "in-1", "s1", None),
+            (CHILD, "out-2", None, "s1"),
+        ]  # each session's own view of the one message
         (perm,) = session.records("permissions", descendants=True)
         assert (perm["session_id"], perm["parent_session_id"], perm["tool_call_id"]) == (CHILD, "s1", "c2")
         terminals = session.records("terminals", descendants=True)
@@ -346,6 +381,8 @@ async def test_export_json_holds_each_child_under_its_parent(tmp_path: Path) -> 
     assert child["announced"]["title"] == "Explore" and child["parent_session_id"] == "s1"
     assert list(child["state"]["tool_calls"]) == ["c1", "c2"] and list(doc["state"]["tool_calls"]) == ["c1"]
     assert [m["content"] for m in child["state"]["messages"]] == [[{"type": "text", "text": "child says"}]]
+    assert [m["messageId"] for m in child["state"]["session_messages"]] == ["in-1", "out-2"]
+    assert [m["messageId"] for m in doc["state"]["session_messages"]] == ["out-1"]
     grandchild = child["state"]["subagents"][GRANDCHILD]
     assert grandchild["session_id"] == GRANDCHILD and list(grandchild["state"]["tool_calls"]) == ["g1"]
     assert {e.get("session") for e in doc["trace"]} == {"s1", CHILD, GRANDCHILD}
@@ -410,4 +447,103 @@ async def test_a_replay_xray_names_every_session_of_the_trace(tmp_path: Path) ->
         assert child_rows and all(rep.entries[r["i"]].get("session") == CHILD for r in child_rows)
     finally:
         source.close()
+        rep.close()
+
+
+async def test_the_xray_finds_the_messages_that_built_a_childs_card(tmp_path: Path) -> None:
+    """A child's card (keys ``subagent:C/...``, as the view keys them) is built by its session's
+    messages only — never by the parent's tool call of the same id — and its request by the
+    permission request and its answer; the subagent's own card by its ``subagent_update``."""
+    path = tmp_path / "b.jsonl"
+    agent, _ = await record(path, conversation())
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    source = XRaySource.of_replay(rep)
+    try:
+        entries = rep.entries
+
+        def said(index: int) -> str:
+            return json.dumps(entries[index].get("message"))
+
+        child_c1 = source.built_by(f"subagent:{CHILD}/tool_call:c1", rep.state)
+        assert child_c1 and all(CHILD in said(i) for i in child_c1)
+        assert any('"terminalId": "t1"' in said(i) and "terminal_update" in said(i) for i in child_c1)
+        root_c1 = source.built_by("tool_call:c1", rep.state)
+        assert root_c1 and not set(root_c1) & set(child_c1)
+        asked = source.built_by(f"subagent:{CHILD}/tool_call:c2", rep.state)
+        methods = [entries[i]["message"].get("method") for i in asked]
+        assert "session/request_permission" in methods and None in methods  # the request, its answer
+        card = source.built_by(f"subagent:{CHILD}", rep.state)
+        assert card and all('"subagent_update"' in said(i) and CHILD in said(i) for i in card)
+        deep = source.built_by(f"subagent:{CHILD}/subagent:{GRANDCHILD}/tool_call:g1", rep.state)
+        assert [json.loads(said(i))["params"]["sessionId"] for i in deep] == [GRANDCHILD]
+    finally:
+        source.close()
+        rep.close()
+
+
+async def test_a_replay_view_draws_the_children_it_rebuilt(recording, tmp_path: Path) -> None:
+    path = tmp_path / "v.jsonl"
+    agent, _ = await record(path, conversation())
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    view = rep.view(xray=True)
+    try:
+        view.session_view.flush_snapshot()
+        order = view.session_view.snapshot["order"]
+        assert f"subagent:{CHILD}" in order and f"subagent:{CHILD}/tool_call:c1" in order
+        assert f"subagent:{CHILD}/subagent:{GRANDCHILD}/tool_call:g1" in order
+        rep.seek(3)
+        rep.seek(len(rep))  # rebuilt from the start: a new tree, drawn whole again
+        view.session_view.flush_snapshot()
+        assert f"subagent:{CHILD}/tool_call:c2" in view.session_view.snapshot["order"]
+    finally:
+        view.close()
+        rep.close()
+
+
+async def test_a_live_xray_pins_a_past_tree_and_finds_a_childs_card(recording, tmp_path: Path) -> None:
+    """Picking a message of a live session shows the whole tree right after it (the children
+    re-enacted too); picking a child's card finds the child's messages."""
+    agent, session = await record(tmp_path / "p.jsonl", conversation())
+    view = SessionView(session, xray=True)
+    try:
+        ring = agent.traffic
+        asked = next(i for i, e in enumerate(ring) if '"session/request_permission"' in json.dumps(e))
+        view._handle_browser_msg({"type": "xray_select", "req": 1, "index": asked - 1})
+        await until_async(lambda: _replies(recording, view, 1), 20, message="the select's reply")
+        assert view.read_only and view.state is not session.state
+        keys = view.entry_keys
+        assert f"subagent:{CHILD}/tool_call:c1" in keys and f"subagent:{CHILD}/tool_call:c2" not in keys
+        view._handle_browser_msg({"type": "xray_unpin", "req": 2})
+        assert f"subagent:{CHILD}/tool_call:c2" in view.entry_keys
+        key = f"subagent:{CHILD}/tool_call:c2"
+        view._handle_browser_msg({"type": "xray_card", "req": 3, "key": key})
+        await until_async(lambda: _replies(recording, view, 3), 20, message="the card's reply")
+        assert asked in _reply(recording, view, 3)["indices"]
+    finally:
+        view.close()
+        await agent.close()
+
+
+async def test_a_recorded_subagent_cancel_is_reenacted_through_the_subagent(tmp_path: Path) -> None:
+    """The client's ``subagent.cancel()`` recorded: the replay cancels that child through its own
+    ``cancel()`` (its pending request answered ``cancelled`` by the cancel), as live."""
+    path = tmp_path / "c.jsonl"
+    agent, session = await record(path, conversation(), answer=False)  # the child's request waits
+    await session.subagents[CHILD].cancel()
+    await until_async(lambda: session.permission_log, 5, message="the cancel's decision logged")
+    live = tree_snapshot(session)
+    log = [(d.who, d.outcome) for d in session.permission_log]
+    await agent.close()
+    rep = acp_notebook.replay(path)
+    try:
+        assert tree_snapshot(rep.session) == live
+        assert [(d.who, d.outcome) for d in rep.session.permission_log] == log == [("cancel", "cancelled")]
+        sent = [e["message"] for e in rep.agent.traffic if e["dir"] == "out"]
+        assert {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": CHILD}} in sent
+        cancel = next(i for i, e in enumerate(rep.entries) if e["message"].get("method") == "session/cancel")
+        rep.seek(cancel + 1)  # the cancel itself, before its recorded answer: answered by the cancel
+        assert rep.session.pending_permissions == [] and rep.entries[cancel + 1]["dir"] == "out"
+    finally:
         rep.close()

@@ -185,7 +185,7 @@ def test_streaming_with_a_view_flushing_stays_under_a_quarter_over_the_cap() -> 
         for i in range(8 * CAP // len(CHUNK)):
             term.append(CHUNK)
             if i % flush_every == flush_every - 1:
-                terminal_moves(state, ["t1"], sent)
+                terminal_moves(state.terminals, ["t1"], sent)
 
     assert traced_peak(work) <= 1.25 * CAP + flush_every * len(CHUNK)
     assert sent["t1"] == (0, 8 * CAP)
@@ -214,7 +214,7 @@ def test_flush_of_new_bytes_never_copies_the_whole_terminal() -> None:
     state = full_state(term, 5 * CAP)
     sent = {"t1": (0, term.end_offset)}
     term.append(b"x" * 100)
-    metas, moves, buffers = terminal_moves(state, ["t1"], sent)
+    metas, moves, buffers = terminal_moves(state.terminals, ["t1"], sent)
     assert buffers == [b"x" * 100]
     assert moves == [{"id": "t1", "gen": 0, "at": 5 * CAP, "buf": 0, "reset": False}]
     assert (metas["t1"]["base"], metas["t1"]["end"]) == (CAP + 100, 5 * CAP + 100)
@@ -227,7 +227,7 @@ def test_flush_allocates_about_what_it_sends() -> None:
     sent = {"t1": (0, term.end_offset)}
     term.append(b"y" * 100)
     captured: list[Any] = []
-    peak = traced_peak(lambda: captured.append(terminal_moves(state, ["t1"], sent)))
+    peak = traced_peak(lambda: captured.append(terminal_moves(state.terminals, ["t1"], sent)))
     assert captured[0][2] == [b"y" * 100]
     assert peak < 16 * 1024  # the old path copied 8 MiB here
 
@@ -237,9 +237,9 @@ def test_flush_after_a_reset_or_a_drop_sends_every_held_byte() -> None:
     state = full_state(term, 5 * CHUNK_SIZE + 7)
     for sent_before in ({}, {"t1": (0, 10)}, {"t1": (5, term.end_offset)}):
         sent = dict(sent_before)
-        _, moves, buffers = terminal_moves(state, ["t1"], sent)
+        _, moves, buffers = terminal_moves(state.terminals, ["t1"], sent)
         assert buffers == [term.output] and len(buffers[0]) == 3 * CHUNK_SIZE
         assert moves[0]["reset"] and moves[0]["at"] == 2 * CHUNK_SIZE + 7
         assert sent == {"t1": (0, 5 * CHUNK_SIZE + 7)}
-    _, moves, buffers = terminal_moves(state, ["t1"], sent)
+    _, moves, buffers = terminal_moves(state.terminals, ["t1"], sent)
     assert (moves, buffers) == ([], [])  # nothing new: nothing sent

@@ -24,7 +24,7 @@ from ..protocol.permission import PermissionRequest
 from ..protocol.review import Review
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
-from . import blocking, headless, item_cancels, quiet, tree_tables
+from . import blocking, headless, item_cancels, quiet, session_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
 from .elicitations import ElicitationDesk, ElicitationHandler
@@ -205,11 +205,11 @@ class Session:
     def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
         """Table ``kind`` of this session (``state.records``); ``descendants=True``: also every
         subagent's rows, each led by ``session_id`` and ``parent_session_id``."""
-        return tree_tables.records(self, self._parts.traffic, self.state, kind, descendants)
+        return session_tables.records(self, self._parts.traffic, self.state, kind, descendants)
 
     def frame(self, kind: str, descendants: bool = False) -> Any:
         """``records`` as a pandas DataFrame (the ``[pandas]`` extra)."""
-        return tree_tables.frame(self, self._parts.traffic, self.state, kind, descendants)
+        return session_tables.frame(self, self._parts.traffic, self.state, kind, descendants)
 
     def detach_subagents(self) -> Callable[[], None]:
         """Take this session's subagents out of the agent's table, so that a resume of the same id

@@ -21,7 +21,7 @@ from ..protocol.jsonrpc import METHOD_NOT_FOUND, Request
 from ..protocol.session_values import background_sessions
 from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
-from . import item_cancels, tree_tables
+from . import item_cancels, session_tables
 from .connection import DEFERRED
 from .elicitations import ElicitationDesk
 from .errors import AgentExited, RpcError
@@ -173,13 +173,23 @@ class Subagent:
         """This child's own children."""
         return self._children.view
 
+    @property
+    def traffic(self) -> list[dict[str, Any]]:
+        """This child's recent messages (the agent's traffic entries tagged with its id)."""
+        return self._parts.traffic.ring.list(self.session_id)
+
+    @property
+    def traffic_log(self) -> Any:
+        """The agent's traffic recorder (ring and trace file): ``doctor(child)`` reads it."""
+        return self._parts.traffic
+
     def records(self, kind: str, descendants: bool = False) -> list[dict[str, Any]]:
         """Table ``kind`` of this child (``descendants=True``: and of every session under it)."""
-        return tree_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
+        return session_tables.records(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     def frame(self, kind: str, descendants: bool = False) -> Any:
         """``records`` as a pandas DataFrame."""
-        return tree_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
+        return session_tables.frame(self, self._parts.traffic, self._desk.state, kind, descendants)
 
     # -- what the agent sends for it -------------------------------------------------------------
     def _take_update(self, update: Any) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..widgets.runtime import static_file
 from ..widgets.snapshot import SAVED_TERMINAL_BYTES, snapshot_of
+from ..widgets.subtree import ViewTree
 from .json_export import source_of
 from .xray_export import xray_data
 
@@ -67,7 +68,8 @@ def render_html(
     """The page for ``source`` (a Session, SessionState or Replay); ``xray``: with its X-ray panel
     (when the source has traffic); at most ``saved_terminal_bytes`` of each terminal (the newest)."""
     src = source_of(source)
-    snapshot, blob = snapshot_of(src.state, src.summary, title, cap=saved_terminal_bytes)
+    tree = ViewTree(src.state, source if src.state is getattr(source, "state", None) else None)
+    snapshot, blob = snapshot_of(tree, src.summary, title, cap=saved_terminal_bytes)
     inlined = xray_data(source, src.state, snapshot["order"]) if xray else None
     if inlined is not None:
         snapshot["xray"], snapshot["xray_data"] = inlined

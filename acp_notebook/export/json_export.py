@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..client.tree_tables import members
+from ..client.session_tables import members
 from ..protocol.state import SessionState
 
 FORMAT = "acp-notebook-export"
@@ -90,6 +90,7 @@ def state_dict(state: SessionState, children: Any = None) -> dict[str, Any]:
         "tool_calls": {k: tc.to_dict() for k, tc in state.tool_calls.items()},
         "terminals": {k: t.to_dict() for k, t in state.terminals.items()},
         "messages": [m.to_dict() for m in state.messages.values()],
+        "session_messages": [m.to_dict() for m in state.session_messages.values()],
         "plans": {k: p.to_dict() for k, p in state.plans.items()},
         "permissions": [permission_dict(p) for p in state.permissions.values()],
         "diagnostics": [

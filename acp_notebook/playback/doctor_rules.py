@@ -20,8 +20,7 @@ violations (``error``)
     of the agent's bearing a child session's id (or naming it as a ``session_message``'s sender
     or recipient) before the ``subagent_update`` that announces it, once per child, at the first
     such entry. ``unannounced-session``: the same for a session id the client never opened and
-    no ``subagent_update`` ever announced (only in traffic that shows how sessions were opened:
-    a ``session/new`` answer, a load or a resume).
+    no ``subagent_update`` ever announced (``doctor_sessions``).
 interop hazards (``warning``)
     ``permission-before-tool-call``: a v1 permission for a tool call not announced yet.
     ``line-over-64k``: an agent line over 64 KiB (``findings.line_size``).
@@ -37,8 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.session_tree import SessionTree
 from . import doctor_spec as spec
+from .doctor_sessions import Announcements
 from .findings import (
     HAZARD,
     Finding,
@@ -90,22 +89,16 @@ class _Doctor:
         self.terminal_output = False  # the client offered `_meta.terminal_output` in initialize
         self.referenced: dict[str, tuple[int, str, dict[str, Any]]] = {}  # id -> first index, call, update
         self.once: dict[tuple[str, str, str], list[Any]] = {}  # (code, sid, what) -> [finding, n]
-        self.tree = SessionTree()
-        self.opened: set[str] = set()  # sessions the client opened, loaded or addressed
-        self.opening_seen = False  # a session/new answer or a load/resume is among the entries
-        self.early: dict[str, list[int]] = {}  # unannounced session id -> entries naming it
+        self.named = Announcements(lambda i, code, text, cite: self.add(i, code, text, cite))
 
     def run(self) -> Findings:
         for i, entry in enumerate(self.entries):
             if entry.get("dir") == "in":
                 self._line(i, entry)
-            self._announced(i, entry)
+            self.named.entry(i, entry)
             for m in messages(entry):
                 (self._agent if entry.get("dir") == "in" else self._client)(i, m)
-        for sid, seen in self.early.items() if self.opening_seen else ():
-            if sid not in self.opened:
-                text = f"{len(seen)} message(s) for session {sid!r}, which was never opened nor announced"
-                self.add(seen[0], "unannounced-session", text, spec.ANNOUNCE)
+        self.named.finish()
         how = "created by `terminal/create`" if self.v == 1 else "created by a `terminal_update`"
         for tid, (i, cid, update) in self.referenced.items():
             if tid not in self.announced:
@@ -128,23 +121,6 @@ class _Doctor:
     def session(self, sid: Any) -> _Session:
         return self.sessions.setdefault(sid if isinstance(sid, str) else "", _Session())
 
-    def _announced(self, i: int, entry: dict[str, Any]) -> None:
-        """A ``subagent_update``'s first sight of a child: the messages that named it before."""
-        child = self.tree.add(i, entry)
-        seen = self.early.pop(child, None) if child is not None else None
-        if seen:
-            parent, n = self.tree.parent(child), len(seen)
-            text = (
-                f"{n} message(s) for child session {child!r} before the subagent_update that "
-                f"announces it (entry {i}, on {parent!r})"
-            )
-            self.add(seen[0], "child-before-announcement", text, spec.ANNOUNCE)
-
-    def _named(self, i: int, sid: Any) -> None:
-        """The agent's message ``i`` bears session ``sid``: noted while nobody has announced it."""
-        if isinstance(sid, str) and sid not in self.opened and sid not in self.tree.parents:
-            self.early.setdefault(sid, []).append(i)
-
     def _line(self, i: int, entry: dict[str, Any]) -> None:
         size = line_size(entry)
         if size > spec.LINE_LIMIT:
@@ -163,11 +139,9 @@ class _Doctor:
             if asked == "terminal/create" and isinstance(terminal, str):
                 self.announced.add(terminal)
             return
-        if isinstance(params.get("sessionId"), str):
-            self.opened.add(params["sessionId"])  # loaded, resumed or addressed by the client
+        self.named.client_names(method, params.get("sessionId"))
         if "id" in m:
             self.asked[("out", key(m["id"]))] = method
-        self.opening_seen = self.opening_seen or method in ("session/load", "session/resume")
         if method == "initialize":
             caps = as_dict(as_dict(params.get("clientCapabilities")).get("_meta"))
             self.terminal_output = caps.get("terminal_output") is True
@@ -185,14 +159,13 @@ class _Doctor:
             asked = self.asked.pop(("out", key(m.get("id"))), None)
             if asked == "session/prompt":
                 self._prompt_answer(i, m, self.prompts.pop(key(m.get("id")), None))
-            elif asked == "session/new" and isinstance(as_dict(m.get("result")).get("sessionId"), str):
-                self.opened.add(m["result"]["sessionId"])
-                self.opening_seen = True
+            elif asked == "session/new":
+                self.named.created(as_dict(m.get("result")).get("sessionId"))
             return
         if "id" in m:
             self.asked[("in", key(m["id"]))] = method
         sid = params.get("sessionId")
-        self._named(i, sid)
+        self.named.agent_names(i, sid)
         if self.other and method in spec.ONLY_METHODS[self.other]:
             text = f"a v{self.v} agent calls `{method}`, a v{self.other} method"
             self.add_once(i, "mixed-version", (sid, method), text, spec.MIXED)
@@ -266,7 +239,7 @@ class _Doctor:
             self._state(i, u, s)
         elif kind == "session_message":
             for field in ("senderSessionId", "recipientSessionId"):
-                self._named(i, u.get(field))
+                self.named.agent_names(i, u.get(field))
 
     def _state(self, i: int, u: dict[str, Any], s: _Session) -> None:
         state = u.get("state")

@@ -2,8 +2,9 @@
 
 What the agent sent (``in``) is pushed into the stream as if the agent wrote it (responses get
 the ids this client actually used). What the client sent (``out``) is done again through the
-public API — ``initialize``, ``new_session``, ``prompt_task``, ``cancel``, choosing the recorded
-permission option — so the echo, turn tracking and permission desk run as they did live; other
+public API — ``initialize``, ``new_session``, ``prompt_task``, ``cancel`` (a subagent's too),
+choosing the recorded permission option — so the echo, turn tracking and permission desk run as
+they did live (a subagent's requests are on its root's desk); other
 requests and notifications go out as recorded. v1 ``fs/*``/``terminal/*`` requests are not served
 again (nothing touches the disk or starts a process): the recorded answer is sent instead.
 """
@@ -137,10 +138,23 @@ class Reenactment:
             self._track(session.prompt_task(params.get("prompt") or [{"type": "text", "text": ""}]))
         elif method == "session/cancel" and session is not None:
             self._spawn(session.cancel())
+        elif method == "session/cancel" and self._cancellable(params.get("sessionId")) is not None:
+            self._spawn(self._cancellable(params.get("sessionId")).cancel())
         elif "id" in message:
             self._track(self.agent.rpc.request(method, params))
         else:
             self.agent.rpc.notify(method, message.get("params"))
+
+    def _cancellable(self, session_id: Any) -> Any:
+        """The subagent ``session_id`` of any session here, where it allows ``cancel()`` (else None)."""
+        todo = [session.subagents for session in self.agent.sessions.values()]
+        while todo:
+            children = todo.pop()
+            child = children.get(session_id) if isinstance(session_id, str) else None
+            if child is not None:
+                return child if child.info.cancellable else None
+            todo.extend(c.subagents for c in children.values())
+        return None
 
     async def _new(self, cwd: Any, servers: Any, extra: Any) -> None:
         session = await self.agent.new_session(

@@ -3,8 +3,9 @@
 The session view observes one ``SessionState``; a replay's state is rebuilt when it seeks
 backwards, and is changed on the replay's worker thread. So the view stops observing before
 every seek (``detach``) and is pointed at the state after it (``retarget``): nothing observes
-a state while it changes, the view always shows the replay's current state, and its X-ray
-panel (``xray=True``) keeps its place. Selecting a message in the X-ray seeks there.
+a state while it changes, the view always shows the replay's current state — with its subagents'
+cards holding their own rebuilt states (``replay.session``) — and its X-ray panel
+(``xray=True``) keeps its place. Selecting a message in the X-ray seeks there.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class ReplayView(w.VBox):
         self.session_view.detach()
 
     def _after(self, replay: Any) -> None:
-        self.session_view.retarget(replay.state)
+        self.session_view.retarget(replay.state, replay.session)  # its subagents: the rebuilt ones
         if self.slider.value != replay.position:
             self.slider.value = replay.position
         self.label.value = f"{replay.position}/{len(replay)} · {replay.time_at(replay.position):.2f} s"

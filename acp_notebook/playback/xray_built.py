@@ -6,6 +6,12 @@ the index of the entry being applied. So "the messages that built a card" are ex
 entries that changed it — its tool call updates, its permission requests and their answers,
 the terminal output it shows — whatever the protocol version. It only ever goes forward:
 ``catch_up`` feeds what was added since.
+
+Subagents: every session of the followed one's tree is watched (each child as soon as it is
+registered), and a change is noted under the key its view entry has (``widgets.subtree``: an
+item of child ``C`` is ``subagent:C/<kind>:<id>``, the card ``subagent:C``); ``card_keys`` gives a
+card's keys — its own, its terminals' and the permission requests about it — read from the
+re-enacted tree.
 """
 
 from __future__ import annotations
@@ -15,18 +21,55 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..protocol.changes import Change
+from ..protocol.content import terminal_refs
+from ..widgets.subtree import SUBAGENT, Scope, ViewTree, children_of
 from .reenact import Reenactment
 from .trace_replay import Worker
 
-ITEM_KINDS = frozenset({"tool_call", "message", "permission", "plan", "notice", "other", "file_write"})
+ITEM_KINDS = frozenset(
+    {"tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message"}
+)
+KEYED = ITEM_KINDS | {"terminal", SUBAGENT}
 MAX_INDICES = 5_000  # per key: a terminal streaming for hours keeps its latest
+TOOL_CALL = "tool_call:"
 
 
-def change_key(change: Change) -> str | None:
-    """The view key a change touches (``terminal:ID`` for terminals), or None."""
-    if change.kind in ITEM_KINDS or change.kind == "terminal":
-        return f"{change.kind}:{change.id}"
-    return None
+def change_key(change: Change, scope: Scope | None = None) -> str | None:
+    """The view key a change of ``scope``'s state touches (``terminal:ID`` for terminals), or None."""
+    if change.kind not in KEYED:
+        return None
+    return scope.key(change.kind, change.id) if scope is not None else f"{change.kind}:{change.id}"
+
+
+def scopes(tree: ViewTree) -> list[Scope]:
+    """Every scope of ``tree`` whose ``Subagent`` is known: the root, then its children, depth first."""
+    out, todo = [], [tree.root]
+    while todo:
+        scope = todo.pop(0)
+        out.append(scope)
+        for child_id in children_of(scope.source):
+            child = tree.child(scope, child_id)
+            if child is not None:
+                todo.append(child)
+    return out
+
+
+def tree_card_keys(key: str, tree: ViewTree) -> list[str]:
+    """``key`` and, for a tool-call card of any session of ``tree``, the keys of the terminals
+    and permission requests it shows."""
+    card, _, item = key.rpartition("/")
+    scope = tree.card(card) if key.startswith(f"{SUBAGENT}:") else tree.root
+    if scope is None or not item.startswith(TOOL_CALL):
+        return [key]
+    found = next((i for i in scope.state.tool_calls if scope.key("tool_call", i) == key), None)
+    if found is None:
+        return [key]
+    keys = [key, *(scope.key("terminal", t) for t in terminal_refs(scope.state.tool_calls[found].content))]
+    for perm_key, perm in tree.root.state.permissions.items():
+        mine = perm.session_id == scope.session_id or (scope is tree.root and perm.session_id is None)
+        if perm.tool_call_id == found and mine:
+            keys.append(tree.root.key("permission", perm_key))
+    return keys
 
 
 class BuiltBy:
@@ -41,8 +84,8 @@ class BuiltBy:
         self.fed = 0
         self.keys: dict[str, list[int]] = {}
         self._current = -1
-        self._watched: Any = None
-        self._unwatch: Callable[[], None] = lambda: None
+        self._tree: ViewTree | None = None
+        self._watched: dict[int, Callable[[], None]] = {}  # id of a watched state -> unsubscribe
 
     def catch_up(self, entries: Sequence[dict[str, Any]], timeout: float = 60.0) -> None:
         """Feed the entries after the ones already fed (``entries`` from index 0)."""
@@ -59,13 +102,26 @@ class BuiltBy:
             self.fed += 1
 
     def _watch(self) -> None:
-        state = self._client.state
-        if state is not self._watched:
+        session, state = self._client.session, self._client.state
+        if self._tree is None or self._tree.root.state is not state:
             self._unwatch()
-            self._watched, self._unwatch = state, state.subscribe(self._on_change)
+            self._tree = ViewTree(state, session)
+        for scope in scopes(self._tree):
+            if id(scope.state) not in self._watched:
+                watch = lambda change, scope=scope: self._on_change(change, scope)  # noqa: E731
+                self._watched[id(scope.state)] = scope.state.subscribe(watch)
 
-    def _on_change(self, change: Change) -> None:
-        key = change_key(change)
+    def _unwatch(self) -> None:
+        for unsubscribe in self._watched.values():
+            unsubscribe()
+        self._watched = {}
+
+    def card_keys(self, key: str) -> list[str]:
+        """The keys a card of the re-enacted tree is built from (after ``catch_up``)."""
+        return tree_card_keys(key, self._tree) if self._tree is not None else [key]
+
+    def _on_change(self, change: Change, scope: Scope | None = None) -> None:
+        key = change_key(change, scope)
         if key is None:
             return
         indices = self.keys.setdefault(key, [])

@@ -38,7 +38,7 @@ class XRayLink:
         *,
         send: Callable[[dict[str, Any]], None],
         live_state: Callable[[], SessionState],
-        show: Callable[[SessionState], None],
+        show: Callable[[SessionState, Any], None],
         detach: Callable[[], None],
         refresh: Callable[[], None],
         live: bool = False,
@@ -153,17 +153,21 @@ class XRayLink:
     def _pin(self, index: int, state: Any, failed: dict[str, Any]) -> dict[str, Any]:
         if state is None:
             self.pinned = None
-            self._show(self._live_state())
+            self._show_live()
             return failed or {"index": index, "error": GONE}
         self.pinned = index
-        self._show(state)
+        self._show(state, self.source.pinned_session())  # its subagents: the re-enacted ones
         return {"index": index, "pinned": index}
+
+    def _show_live(self) -> None:
+        replay = self.source.replay
+        self._show(self._live_state(), replay.session if replay is not None else None)
 
     def unpin(self) -> dict[str, Any]:
         """Back to the live state."""
         if self.pinned is not None:
             self.pinned = None
-            self._show(self._live_state())
+            self._show_live()
         return {"pinned": None}
 
     def close(self) -> None:

@@ -220,6 +220,8 @@ class XRaySource:
         if self._frozen is None:
             self.refresh()
         built = self._tracker()
+        if built is not None:  # a subagent's card: its keys are read from the re-enacted tree
+            keys = list(dict.fromkeys([*keys, *built.card_keys(key)]))
         found: set[int] = set()
         for each in keys:
             found.update(built.of(each) if built is not None else [])
@@ -262,6 +264,11 @@ class XRaySource:
         else:
             self._pinner.entries[len(self._pinner.entries) :] = entries[len(self._pinner.entries) :]
         return self._pinner.seek(index + 1)
+
+    def pinned_session(self) -> Any:
+        """The re-enacted session whose state ``state_after`` last gave (its subagents with it)."""
+        replay = self.replay if self.replay is not None else self._pinner
+        return replay.session if replay is not None else None
 
     def close(self) -> None:
         """End the private re-enactments (a replay source's own replay stays open)."""

@@ -35,15 +35,7 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   id) and ``size`` (bytes of the line). An entry's own ``index`` (else its position), ``size`` and
   any of these columns given outright win over what is derived from its ``message``.
 
-A session's tree (``tree_records``/``tree_frame``: the session and its subagents, each a
-``Member`` with its own state) gives every member's rows, in tree order (the session's, then
-each child's, depth first), each row led by ``session_id`` and ``parent_session_id``. A row's key
-is its session plus its id (an agent message id, a tool call id is unique only within its
-session). A permission request is recorded in the root's state (the ``desk``) and names the session
-that asked (``PermissionRequest.session_id``): its row carries that session, and only the
-requests of the tree's sessions are read; a tool call's ``permission``/``decision`` columns read
-the requests of its own session only. ``traffic`` rows
-come from the entries given (those of the tree's sessions, in order), each with its ``session``.
+The same tables over a session and its subagents: ``tree_tables``.
 
 ``frame`` builds a DataFrame with the same columns: times (not traffic's) become UTC datetimes,
 counts and exit codes nullable ``Int64`` (a tool call's ``exit_code`` stays ``object`` when one row
@@ -53,8 +45,7 @@ holds a list), ``permission`` boolean, durations float; pandas is imported only 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .content import terminal_refs
@@ -93,15 +84,6 @@ class Tabled(Protocol):
     def traffic_source(self) -> Callable[[], Iterable[dict[str, Any]]] | None: ...
     @property
     def subagents(self) -> Mapping[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class Member:
-    """One session of a tree the tables read: its id, its parent's (None: the top) and its state."""
-
-    session_id: str
-    parent_session_id: str | None
-    state: Tabled
 
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -177,7 +159,6 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
 }
 KINDS = tuple(COLUMNS)
-TREE_COLUMNS = ("session_id", "parent_session_id")
 PANDAS_HINT = 'state.frame() needs pandas: pip install "acp_notebook[pandas]"'
 
 # frame dtypes: (datetime columns, nullable integer columns, boolean columns, float columns)
@@ -194,7 +175,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
 
 def records(state: Tabled, kind: str) -> list[Row]:
     """The rows of table ``kind``; raises ``ValueError`` for an unknown kind."""
-    build = _BUILDERS.get(kind)
+    build = BUILDERS.get(kind)
     if build is None:
         raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
     return build(state)
@@ -202,77 +183,11 @@ def records(state: Tabled, kind: str) -> list[Row]:
 
 def frame(state: Tabled, kind: str) -> Any:
     """The rows of table ``kind`` as a pandas DataFrame, with typed columns."""
-    return _frame(records(state, kind), kind, COLUMNS[kind])
+    return typed_frame(records(state, kind), kind, COLUMNS[kind])
 
 
-def tree_records(
-    members: Sequence[Member],
-    kind: str,
-    traffic: Iterable[dict[str, Any]] | None = None,
-    desk: Tabled | None = None,
-) -> list[Row]:
-    """The rows of table ``kind`` for every member of a session tree, led by ``session_id`` and
-    ``parent_session_id``; ``traffic``: the tree's entries (for ``kind="traffic"``); ``desk``: the
-    state holding the permission requests (the root's; default: the first member's)."""
-    if kind not in _BUILDERS:
-        raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
-    parents = parents_of(members)
-    if kind == "traffic":
-        return [_in_tree(row, e.get("session"), parents) for row, e in _traffic(traffic or [])]
-    asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
-    if kind == "permissions":
-        return [_in_tree(_permission_row(p, times), sid, parents) for p, sid, times in asked]
-    if kind == "elicitations":
-        return _elicitations_in_tree(members, desk if desk is not None else members[0].state, parents)
-    if kind == "tool_calls":
-        latest = {(sid, p.tool_call_id): p for p, sid, _ in asked if p.tool_call_id is not None}
-        return [
-            _in_tree(
-                _tool_call_row(tc, m.state.terminals, latest.get((m.session_id, i))), m.session_id, parents
-            )
-            for m in members
-            for i, tc in m.state.tool_calls.items()
-        ]
-    build = _BUILDERS[kind]
-    return [_in_tree(row, m.session_id, parents) for m in members for row in build(m.state)]
-
-
-def tree_frame(
-    members: Sequence[Member],
-    kind: str,
-    traffic: Iterable[dict[str, Any]] | None = None,
-    desk: Tabled | None = None,
-) -> Any:
-    """``tree_records`` as a pandas DataFrame, with typed columns."""
-    return _frame(tree_records(members, kind, traffic, desk), kind, TREE_COLUMNS + COLUMNS.get(kind, ()))
-
-
-def _in_tree(row: Row, session_id: Any, parents: Mapping[str, str | None]) -> Row:
-    session_id = session_id if isinstance(session_id, str) else None
-    return {"session_id": session_id, "parent_session_id": parents.get(session_id or ""), **row}
-
-
-Asked = tuple["PermissionRequest", str, tuple[float | None, float | None]]
-
-
-def _asked_in_tree(members: Sequence[Member], desk: Tabled) -> list[Asked]:
-    """The requests on ``desk`` that sessions of the tree asked: (request, its session, times); a
-    request naming no session is the first member's."""
-    ids = set(parents_of(members))
-    out: list[Asked] = []
-    for perm in desk.permissions.values():
-        sid = perm.session_id if isinstance(perm.session_id, str) else members[0].session_id
-        if sid in ids:
-            out.append((perm, sid, desk.permission_times.get(perm.key, (None, None))))
-    return out
-
-
-def parents_of(members: Sequence[Member]) -> dict[str, str | None]:
-    """Each member's parent, by session id."""
-    return {m.session_id: m.parent_session_id for m in members}
-
-
-def _frame(rows: list[Row], kind: str, columns: tuple[str, ...]) -> Any:
+def typed_frame(rows: list[Row], kind: str, columns: tuple[str, ...]) -> Any:
+    """``rows`` of table ``kind`` as a DataFrame of ``columns``, typed (see the module docstring)."""
     try:
         import pandas as pd
     except ImportError as exc:
@@ -302,11 +217,12 @@ def tool_call_rows(state: Tabled) -> list[Row]:
         if p.tool_call_id is not None and p.session_id not in children
     }
     return [
-        _tool_call_row(tc, state.terminals, asked.get(tc.tool_call_id)) for tc in state.tool_calls.values()
+        tool_call_row(tc, state.terminals, asked.get(tc.tool_call_id)) for tc in state.tool_calls.values()
     ]
 
 
-def _tool_call_row(tc: ToolCall, terminals: Mapping[str, Terminal], perm: PermissionRequest | None) -> Row:
+def tool_call_row(tc: ToolCall, terminals: Mapping[str, Terminal], perm: PermissionRequest | None) -> Row:
+    """One tool call's row (``perm``: the latest request about it)."""
     return {
         "id": tc.tool_call_id,
         "title": tc.title,
@@ -409,10 +325,11 @@ def _session_message_row(msg: SessionMessage) -> Row:
 def permission_rows(state: Tabled) -> list[Row]:
     """One row per permission request, in arrival order."""
     times = state.permission_times
-    return [_permission_row(perm, times.get(perm.key, (None, None))) for perm in state.permissions.values()]
+    return [permission_row(perm, times.get(perm.key, (None, None))) for perm in state.permissions.values()]
 
 
-def _permission_row(perm: PermissionRequest, times: tuple[float | None, float | None]) -> Row:
+def permission_row(perm: PermissionRequest, times: tuple[float | None, float | None]) -> Row:
+    """One request's row (``times``: asked, answered)."""
     outcome = (perm.outcome or {}).get("outcome")
     return {
         "key": perm.key,
@@ -446,10 +363,11 @@ def decision(perm: PermissionRequest) -> str | None:
 def elicitation_rows(state: Tabled) -> list[Row]:
     """One row per elicitation, in arrival order."""
     times = state.elicitation_times
-    return [_elicitation_row(e, times.get(e.key, (None, None))) for e in state.elicitations.values()]
+    return [elicitation_row(e, times.get(e.key, (None, None))) for e in state.elicitations.values()]
 
 
-def _elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -> Row:
+def elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -> Row:
+    """One elicitation's row (``times``: asked, answered)."""
     scope = (e.scope_request or {}).get("method")
     return {
         "key": e.key,
@@ -469,29 +387,15 @@ def _elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -
     }
 
 
-def _elicitations_in_tree(
-    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
-) -> list[Row]:
-    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
-    member's)."""
-    rows = []
-    for e in desk.elicitations.values():
-        sid = e.session_id if e.session_id is not None else members[0].session_id
-        if sid in parents:
-            rows.append(
-                _in_tree(_elicitation_row(e, desk.elicitation_times.get(e.key, (None, None))), sid, parents)
-            )
-    return rows
-
-
 # -- traffic ------------------------------------------------------------------------------------
 def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
     source = state.traffic_source
-    return [row for row, _ in _traffic(source() if source is not None else [])]
+    return [row for row, _ in traffic_pairs(source() if source is not None else [])]
 
 
-def _traffic(entries: Iterable[Any]) -> list[tuple[Row, dict[str, Any]]]:
+def traffic_pairs(entries: Iterable[Any]) -> list[tuple[Row, dict[str, Any]]]:
+    """Each entry's traffic row, with the entry."""
     return [(_traffic_row(i, e), e) for i, e in enumerate(entries) if isinstance(e, dict)]
 
 
@@ -535,7 +439,7 @@ def _size(entry: dict[str, Any]) -> int | None:
     return None
 
 
-_BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
+BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "tool_calls": tool_call_rows,
     "messages": message_rows,
     "terminals": terminal_rows,

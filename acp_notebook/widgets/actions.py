@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.state import SessionState
+from .elicitation_entry import answer_click
 
 
 class Actions:
@@ -38,14 +39,46 @@ class Actions:
         """A bare state has no client to tell it: tell its observers here."""
         self.state.permission_answered(request)
 
+    def elicitation(self, key: str, content: dict[str, Any]) -> dict[str, str] | None:
+        """Answer elicitation ``key`` as a click says; the kernel's errors for refused values."""
+        found = self.state.elicitations.get(key)
+        if found is None:
+            self.state.diagnose("view-action-error", f"no elicitation {key!r} to answer")
+            return None
+        try:
+            errors = answer_click(found, content, self._dismiss)
+        except (ValueError, RuntimeError) as exc:
+            self.state.diagnose("view-action-error", str(exc))
+            return None
+        if errors is None and not found.pending:
+            self._elicitation_answered(found)
+        return errors
+
+    def _elicitation_answered(self, elicitation: Any) -> None:
+        """A bare state has no desk to tell it: tell its observers here (once)."""
+        times = self.state.elicitation_times.get(elicitation.key)
+        if times is not None and times[1] is None:
+            self.state.elicitation_changed(elicitation)
+
+    def _dismiss(self, key: str) -> bool:
+        """A waiting URL card closed by the user (a bare state: the state is told here)."""
+        found = self.state.elicitations.get(key)
+        if found is None or not found.dismiss():
+            return False
+        self.state.elicitation_changed(found, ("dismissed",))
+        return True
+
     def cancel_turn(self) -> None:
         """Stop the current turn (no-op without a session)."""
 
-    def cancel_tool_call(self, tool_call_id: str) -> None:
+    def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
         """Cancel one tool call (no-op without a session)."""
 
-    def cancel_terminal(self, terminal_id: str) -> None:
+    def cancel_terminal(self, terminal_id: str, session_id: str | None = None) -> None:
         """Cancel one terminal (no-op without a session)."""
+
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel one subagent's work (no-op without a session)."""
 
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Keystrokes typed into an interactive terminal (no-op without a session)."""
@@ -68,17 +101,42 @@ class SessionActions(Actions):
     def _answered(self, request: Any) -> None:
         """The session's permission desk already told the state."""
 
+    def _elicitation_answered(self, elicitation: Any) -> None:
+        """The session's elicitation desk tells the state."""
+
+    def _dismiss(self, key: str) -> bool:
+        """A waiting URL card closed by the user: the session's desk."""
+        return bool(self.session.dismiss_elicitation(key))
+
     def cancel_turn(self) -> None:
         """Cancel the session's current turn."""
         self._spawn(self.session.cancel)
 
-    def cancel_tool_call(self, tool_call_id: str) -> None:
-        """Ask the agent to cancel one tool call."""
-        self._spawn(lambda: self.session.cancel_tool_call(tool_call_id))
+    def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
+        """Ask the agent to cancel one tool call (of subagent ``session_id`` when given)."""
+        self._on(session_id, "cancel_tool_call", tool_call_id)
 
-    def cancel_terminal(self, terminal_id: str) -> None:
-        """Ask the agent to cancel one terminal."""
-        self._spawn(lambda: self.session.cancel_terminal(terminal_id))
+    def cancel_terminal(self, terminal_id: str, session_id: str | None = None) -> None:
+        """Ask the agent to cancel one terminal (of subagent ``session_id`` when given)."""
+        self._on(session_id, "cancel_terminal", terminal_id)
+
+    def _on(self, session_id: str | None, method: str, item_id: str) -> None:
+        """Call ``method(item_id)`` of the session, or of its subagent ``session_id``, as a task."""
+        owner = self.session if session_id in (None, self.session.session_id) else None
+        owner = owner or find_subagent(self.session, str(session_id))
+        call = getattr(owner, method, None)
+        if call is None:
+            self.state.diagnose("view-action-error", f"{method}: session {session_id!r} cannot do it")
+            return
+        self._spawn(lambda: call(item_id))
+
+    def cancel_subagent(self, session_id: str) -> None:
+        """Cancel subagent ``session_id`` (a child of this session, or deeper): ``Subagent.cancel()``."""
+        child = find_subagent(self.session, session_id)
+        if child is None:
+            self.state.diagnose("view-action-error", f"no subagent {session_id!r} to cancel")
+            return
+        self._spawn(child.cancel)
 
     def terminal_input(self, terminal_id: str, data: bytes) -> None:
         """Send keystrokes to a terminal the client runs."""
@@ -89,8 +147,9 @@ class SessionActions(Actions):
         self.session.terminal_resize(terminal_id, cols, rows)
 
     def interactive_terminals(self) -> list[str]:
-        """The session's running terminals that accept input."""
-        return list(self.session.interactive_terminals())
+        """The session's running terminals that accept input (a subagent's: none)."""
+        running = getattr(self.session, "interactive_terminals", None)
+        return list(running()) if callable(running) else []
 
     def _spawn(self, make: Callable[[], Awaitable[Any]]) -> None:
         async def run() -> None:
@@ -100,6 +159,17 @@ class SessionActions(Actions):
                 self.state.diagnose("view-action-error", f"{exc}")
 
         asyncio.get_running_loop().create_task(run())
+
+
+def find_subagent(source: Any, session_id: str) -> Any:
+    """The ``Subagent`` ``session_id`` among ``source``'s subagents and theirs (None if none)."""
+    todo = [source]
+    while todo:
+        children = getattr(todo.pop(), "subagents", None) or {}
+        if session_id in children:
+            return children[session_id]
+        todo.extend(children.values())
+    return None
 
 
 def actions_for(session: Any, state: SessionState) -> Actions:

@@ -38,6 +38,8 @@ class Page(Protocol):
 
     def whole_entry(self, view_key: str) -> dict[str, Any] | None: ...
 
+    def terminal_target(self, view_id: Any) -> tuple[str, str | None]: ...
+
 
 Handler = Callable[[Page, dict[str, Any]], None]
 
@@ -96,10 +98,29 @@ def terminal_message(view: Page, content: dict[str, Any]) -> None:
         view.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
 
 
+def elicitation_click(view: Page, content: dict[str, Any]) -> None:
+    """Accept, decline, cancel or dismiss an elicitation; values the kernel refuses go back."""
+    key = content.get("key")
+    if not isinstance(key, str):
+        view.state.diagnose("view-bad-message", "elicitation click without a `key`")
+        return
+    errors = view.actions.elicitation(key, content)
+    if errors:
+        view.send({"type": "elicitation_refused", "key": key, "errors": errors})
+
+
 def entry_reply(view: Page, key: Any) -> None:
     """Send entry ``key`` whole ("show all" of a cut message; ``entry`` null for an unknown key)."""
     entry = view.whole_entry(key) if isinstance(key, str) else None
     view.send({"type": "entry_full", "key": key, "entry": entry})
+
+
+def _cancel(action: Callable[..., None], item_id: str, session: Any) -> None:
+    """Cancel an item of the view's own session, or (``session``: a subagent's id) of a subagent."""
+    if isinstance(session, str):
+        action(item_id, session)
+    else:
+        action(item_id)  # any actions object takes this form (a login's too)
 
 
 ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past state
@@ -111,9 +132,15 @@ ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past st
 LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-only
     "select": lambda view, content: view.actions.select(str(content.get("key")), str(content.get("option"))),
     "cancel_turn": lambda view, _: view.actions.cancel_turn(),
-    "cancel_tool_call": lambda view, content: view.actions.cancel_tool_call(str(content.get("id"))),
-    "cancel_terminal": lambda view, content: view.actions.cancel_terminal(str(content.get("id"))),
+    "cancel_tool_call": lambda view, content: _cancel(
+        view.actions.cancel_tool_call, str(content.get("id")), content.get("session")
+    ),
+    "cancel_terminal": lambda view, content: _cancel(
+        view.actions.cancel_terminal, *view.terminal_target(content.get("id"))
+    ),
+    "cancel_subagent": lambda view, content: view.actions.cancel_subagent(str(content.get("session"))),
     "terminal_input": terminal_message,
     "terminal_resize": terminal_message,
     "review": review_message,
+    "elicitation": elicitation_click,
 }

@@ -24,8 +24,10 @@ def header(
     session: SessionSummary | None = None,
     title: str | None = None,
     interactive_terminals: Sequence[str] = (),
+    waiting: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The view header: who, where, run state, and the expandable extras."""
+    """The view header: who, where, run state, and the expandable extras (``waiting``: the
+    subagents' pending requests, ``tree_entries.waiting_list``)."""
     agent = session.agent if session is not None else None
     return {
         "title": title or state.session_info.get("title") or "ACP session",
@@ -49,6 +51,7 @@ def header(
         **_stderr(agent),
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),
+        "waiting": [dict(w) for w in waiting],
         "closed": agent.closed if agent is not None else False,
         "exit_code": agent.exit_code if agent is not None else None,
         "can_cancel": session is not None,

@@ -1,8 +1,9 @@
 """SessionHeaderView: the ``%acp start`` cell's view — the session header and one line per turn.
 
 Each turn already shows in its own ``%%acp`` cell, so this view shows none of the entries: only
-the header (``header.header``) and, per turn, its number, the prompt's first line, its state or
-stop reason, its tool-call count and duration, and the anchor of the turn's cell view
+the header (``header.header``, with the subagents' requests that wait) and, per turn, its number,
+the prompt's first line (or, for a turn the agent started, where it came from), its state or stop
+reason, its tool-call and subagent counts and duration, and the anchor of the turn's cell view
 (``anchor_of``), which the page scrolls to when the line is clicked (format: ``js/WIRE.md``).
 It follows the state through the kernel-wide scheduler like ``SessionView``; a patch carries the
 header only when it changed and only the turn lines that changed.
@@ -29,6 +30,8 @@ from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
+from .subtree import SUBAGENT_UPDATE, ViewTree
+from .tree_entries import waiting_list
 
 PROMPT_CHARS = 80
 _TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -49,12 +52,13 @@ def first_line(text: str, width: int = PROMPT_CHARS) -> str:
 
 
 class _Record:
-    """What the view saw of one turn: when it started and ended, and its prompt message."""
+    """What the view saw of one turn: when it started and ended, its prompt message, and where in
+    the timeline it began (``since``; None when not known)."""
 
-    __slots__ = ("ended", "prompt_id", "started")
+    __slots__ = ("ended", "prompt_id", "since", "started")
 
-    def __init__(self, started: float | None, prompt_id: str | None = None) -> None:
-        self.started, self.ended, self.prompt_id = started, None, prompt_id
+    def __init__(self, started: float | None, prompt_id: str | None = None, since: int | None = None) -> None:
+        self.started, self.ended, self.prompt_id, self.since = started, None, prompt_id, since
 
 
 class SessionHeaderView(anywidget.AnyWidget):
@@ -81,6 +85,7 @@ class SessionHeaderView(anywidget.AnyWidget):
         self.scheduler = scheduler or default_scheduler()
         self.clock = clock
         self._records = _earlier_turns(session)
+        self._announced = announcements(self.state.timeline, self.state.other_updates)
         self._state_at: float | None = None  # when the run state last changed (a turn's end)
         self._sent_header: dict[str, Any] | None = None
         self._sent_lines: dict[int, dict[str, Any]] = {}
@@ -95,7 +100,18 @@ class SessionHeaderView(anywidget.AnyWidget):
         """One line per turn so far (WIRE.md ``TurnLine``)."""
         self._note_turns(self.clock())
         turns = self.session.turns
-        return [self._line(n, turns[n - 1], record) for n, record in enumerate(self._records, 1)]
+        lines = [self._line(n, turns[n - 1], record) for n, record in enumerate(self._records, 1)]
+        for i, line in enumerate(lines):
+            later = self._records[i + 1] if i + 1 < len(self._records) else None
+            line["subagents"] = self._subagents_in(self._records[i], later)
+        return lines
+
+    def _subagents_in(self, record: _Record, later: _Record | None) -> int | None:
+        """How many subagents were announced during a turn (None when where it began is unknown)."""
+        if record.since is None:
+            return None
+        end = later.since if later is not None and later.since is not None else len(self.state.timeline)
+        return sum(1 for i in self._announced if record.since <= i < end)
 
     def _line(self, number: int, turn: Any, record: _Record) -> dict[str, Any]:
         if turn.ended and record.ended is None and record.started is not None:
@@ -109,6 +125,9 @@ class SessionHeaderView(anywidget.AnyWidget):
         return {
             "n": number,
             "anchor": anchor_of(self.session, number),
+            "origin": getattr(turn, "origin", "user"),
+            "origin_kind": getattr(turn, "origin_kind", None),
+            "origin_label": getattr(turn, "origin_label", None),
             "prompt": first_line(message.text) if message is not None else None,
             "state": state,
             "stop_reason": turn.stop_reason,
@@ -119,12 +138,16 @@ class SessionHeaderView(anywidget.AnyWidget):
         }
 
     def _header(self) -> dict[str, Any]:
-        return header(self.state, self.session.summary(), self.title)
+        waiting = waiting_list(ViewTree(self.state, self.session))
+        return header(self.state, self.session.summary(), self.title, (), waiting)
 
     # -- changes ----------------------------------------------------------------------------------
     def _on_change(self, change: Change) -> None:
         now = self.clock()
-        self._note_turns(now)
+        noted = change.created and change.kind in TIMELINE  # the item is in the timeline already
+        self._note_turns(now, len(self.state.timeline) - (1 if noted else 0))
+        if change.kind == "subagent" and change.created:
+            self._announced.append(len(self.state.timeline) - 1)  # its raw update, just noted
         if change.kind == "run_state":
             self._state_at = now
         elif change.kind == "message" and change.created and self._records:
@@ -134,9 +157,12 @@ class SessionHeaderView(anywidget.AnyWidget):
                 last.prompt_id = change.id
         self.scheduler.mark(self)
 
-    def _note_turns(self, now: float) -> None:
-        for _ in range(len(self._records), len(self.session.turns)):
-            self._records.append(_Record(now))
+    def _note_turns(self, now: float, since: int | None = None) -> None:
+        turns = self.session.turns
+        fallback = since if since is not None else len(self.state.timeline)
+        for n in range(len(self._records), len(turns)):
+            start = getattr(turns[n], "timeline_start", None)  # where the turn runner says it began
+            self._records.append(_Record(now, since=start if isinstance(start, int) else fallback))
 
     # -- flushing (called by the scheduler) -------------------------------------------------------
     def flush_patch(self) -> int:
@@ -197,11 +223,35 @@ class SessionHeaderView(anywidget.AnyWidget):
 
 
 def _earlier_turns(session: Any) -> list[_Record]:
-    """Records of the turns before the view: times unknown; prompts paired with the user messages
-    in order when there are as many of those as turns (else unknown)."""
-    users = [key for kind, key in session.state.timeline if kind == "message"]
-    users = [key for key in users if session.state.messages[key].role == "user"]
+    """Records of the turns before the view: times unknown; prompts (and where each turn began)
+    paired with the user messages in order when there are as many of those as turns (else unknown)."""
+    timeline, messages = session.state.timeline, session.state.messages
+    users = [(i, key) for i, (kind, key) in enumerate(timeline) if kind == "message"]
+    users = [(i, key) for i, key in users if messages[key].role == "user"]
     turns = session.turns
-    if len(users) != len(turns):
-        users = [None] * len(turns)
-    return [_Record(None, prompt_id) for prompt_id in users]
+    prompted = [t for t in turns if getattr(t, "origin", "user") != "agent"]  # an agent's has no prompt
+    pairs = iter(users if len(users) == len(prompted) else [(None, None)] * len(prompted))
+    records = []
+    for turn in turns:
+        since, prompt_id = (None, None) if getattr(turn, "origin", "user") == "agent" else next(pairs)
+        start = getattr(turn, "timeline_start", None)
+        records.append(_Record(None, prompt_id, start if isinstance(start, int) else since))
+    return records
+
+
+TIMELINE = frozenset(
+    {"tool_call", "message", "permission", "elicitation", "plan", "notice", "other", "file_write"}
+)
+
+
+def announcements(timeline: list[tuple[str, Any]], raw: list[dict[str, Any]]) -> list[int]:
+    """Where in the timeline each subagent was first announced (its first raw ``subagent_update``)."""
+    seen: set[Any] = set()
+    out = []
+    for i, (kind, key) in enumerate(timeline):
+        update = raw[key] if kind == "other" else None
+        child = update.get("sessionId") if update is not None else None
+        if update is not None and update.get("sessionUpdate") == SUBAGENT_UPDATE and child not in seen:
+            seen.add(child)
+            out.append(i)
+    return out

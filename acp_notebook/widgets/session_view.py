@@ -18,10 +18,8 @@ import traitlets
 from ipywidgets import widget_serialization
 
 from .. import frontend
-from ..protocol.changes import Change
-from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
-from . import browser_inbox, extensions
+from . import browser_inbox, extensions, tree_entries
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
@@ -33,9 +31,9 @@ from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
 from .snapshot import SAVED_TERMINAL_BYTES
 from .snapshot_pages import SavedSnapshot, SnapshotPage
+from .subtree import ViewTree
 from .terminal_moves import terminal_moves
-
-ITEM_KINDS = {"tool_call", "message", "permission", "plan", "notice", "other", "file_write"}
+from .view_items import ViewItems
 
 
 class SessionView(anywidget.AnyWidget):
@@ -66,23 +64,18 @@ class SessionView(anywidget.AnyWidget):
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
         self._home = self.state
-        self.title, self.root = title, root if root is not None else vm.server_root()
+        named = getattr(self.session, "title", None)  # a Subagent's, shown alone
+        self.title = title if title is not None else named if isinstance(named, str) else None
+        self.root = root if root is not None else vm.server_root()
         self.actions = actions or actions_for(self.session, self.state)
         self.scheduler = scheduler or default_scheduler()
-        self.following = True
-        self._keys: dict[str, tuple[str, Any]] = {}
-        self._terminals: dict[str, None] = {}
-        self._dirty: dict[str, None] = {}
-        self._new: list[str] = []
-        self._dirty_terms: dict[str, None] = {}
         self._sent_terms: dict[str, tuple[int, int]] = {}
         self._seq = 0
         self._full_pending = False
         self._bounded = BoundedSender(super().send)
         self._saved = SavedSnapshot(self.saved_terminal_bytes)
-        for kind, key in self.state.timeline[since:]:
-            self._include(kind, key)
-        self._unsubscribe = self.state.subscribe(self._on_change)
+        mark = lambda: self.scheduler.mark(self)  # noqa: E731
+        self.items = ViewItems(ViewTree(self.state, self.session), since, self._saved.touch, mark)
         self._sent_header: dict[str, Any] | None = None  # the header the page has (None: send it)
         self._attach_features(xray)
         self.on_msg(on_loop(self._handle_browser_msg))
@@ -116,37 +109,44 @@ class SessionView(anywidget.AnyWidget):
 
     def detach(self) -> None:
         """Stop observing the state (before a seek changes it on another thread)."""
-        self._unsubscribe()
-        self._unsubscribe = _nothing
+        self.items.detach()
 
-    def retarget(self, state: SessionState) -> None:
-        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state)."""
-        self.detach()
+    def retarget(self, state: SessionState, source: Any = None) -> None:
+        """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state);
+        ``source``: the session (or rebuilt one) whose ``subagents`` hold its children's states."""
         self.state = state
-        self._keys, self._terminals, self._sent_terms = {}, {}, {}
-        for kind, key in state.timeline:
-            self._include(kind, key)
-        self._unsubscribe = state.subscribe(self._on_change)
+        self._sent_terms = {}
+        if source is None and state is self._home:
+            source = self.session
+        self.items.follow(ViewTree(state, source))
         self._full_pending = True  # the next patch replaces what the browser shows
         self.scheduler.mark(self)
 
     def _mark_sent(self) -> None:
-        self._dirty, self._dirty_terms, self._new = {}, {}, []
-        for terminal_id in self._terminals:
-            term = self.state.terminals.get(terminal_id)
-            if term is not None:
-                self._sent_terms[terminal_id] = (term.generation, term.end_offset)
+        self.items.take()
+        for view_id, term in self.items.terminal_objects().items():
+            self._sent_terms[view_id] = (term.generation, term.end_offset)
 
     # -- what the view holds ----------------------------------------------------------------------
     @property
-    def entry_keys(self) -> list[str]:
-        """The entry keys shown, in order."""
-        return list(self._keys)
+    def tree(self) -> ViewTree:
+        """The sessions the view draws: its own and the subagents it reached."""
+        return self.items.tree
 
     @property
-    def terminal_ids(self) -> dict[str, None]:
-        """The terminals this view shows (in its cards)."""
-        return self._terminals
+    def entry_keys(self) -> list[str]:
+        """The entry keys shown, in order."""
+        return list(self.items.keys)
+
+    @property
+    def terminal_ids(self) -> dict[str, Any]:
+        """The terminals this view shows (in its cards), by view id."""
+        return self.items.terminals
+
+    @property
+    def following(self) -> bool:
+        """False once the view shows no new items (``stop_following``)."""
+        return self.items.following
 
     def refresh(self) -> None:
         """Send the header again soon, e.g. when ``actions.interactive_terminals()`` changed on its own."""
@@ -154,50 +154,13 @@ class SessionView(anywidget.AnyWidget):
 
     def stop_following(self) -> None:
         """Show no new items from now on (updates to the shown ones still arrive)."""
-        self.following = False
-
-    def _include(self, kind: str, key: Any) -> None:
-        view_key = vm.entry_key(kind, key)
-        if view_key in self._keys:
-            return
-        self._keys[view_key] = (kind, key)
-        self._new.append(view_key)
-        self._dirty[view_key] = None
-        self._saved.touch(view_key)
-        if kind == "tool_call":
-            self._include_terminals(self.state.tool_calls[key].content)
-
-    def _include_terminals(self, content: list[Any]) -> None:
-        for terminal_id in terminal_refs(content):
-            if terminal_id not in self._terminals:
-                self._terminals[terminal_id] = None
-                self._dirty_terms[terminal_id] = None
-
-    # -- changes ----------------------------------------------------------------------------------
-    def _on_change(self, change: Change) -> None:
-        kind = change.kind
-        if kind in ITEM_KINDS:
-            self._item_changed(change)
-        elif kind == "terminal":
-            if change.id not in self._terminals:
-                return
-            self._dirty_terms[change.id] = None
+        self.items.stop_following()
         self.scheduler.mark(self)
-
-    def _item_changed(self, change: Change) -> None:
-        key = int(change.id) if change.kind in ("notice", "other", "file_write") else change.id
-        view_key = vm.entry_key(change.kind, key)
-        if view_key in self._keys:
-            self._dirty[view_key] = None
-            self._saved.touch(view_key)
-            if change.kind == "tool_call" and "content" in change.fields:
-                self._include_terminals(self.state.tool_calls[key].content)
-        elif change.created and self.following:
-            self._include(change.kind, key)
 
     # -- flushing (called by the scheduler) -------------------------------------------------------
     def flush_patch(self) -> int:
         """Send one coalesced patch with what changed since the last one; returns messages sent."""
+        self.items.reach_late()
         if self._full_pending:
             return self.flush_full()
         return self._send_patch(full=False)
@@ -206,25 +169,24 @@ class SessionView(anywidget.AnyWidget):
         """Send the whole view as one patch (the answer to a browser's ``resync``)."""
         self._full_pending = False
         self._sent_terms.clear()
-        self._new, self._dirty = list(self._keys), dict.fromkeys(self._keys)
-        self._dirty_terms = dict.fromkeys(self._terminals)
+        self.items.all_dirty()
         return self._send_patch(full=True)
 
     def _send_patch(self, *, full: bool) -> int:
         if self.comm is None:
             return 0
-        entries = {k: self._entry(k) for k in self._dirty}
-        metas, moves, buffers = terminal_moves(self.state, list(self._dirty_terms), self._sent_terms)
+        dirty, new, dirty_terms = self.items.take()
+        entries = {k: self._entry(k) for k in dirty}
+        metas, moves, buffers = terminal_moves(self.items.terminal_objects(), dirty_terms, self._sent_terms)
         message: dict[str, Any] = {"type": "patch", "full": full}
         header = self._header()
         if full or header != self._sent_header:  # only when it changed (js/WIRE.md, Patches)
             message["header"] = self._sent_header = header
         if self.xray is not None:
             message["xray"] = self.xray.meta()
-        elif not (full or entries or metas or moves or self._new or "header" in message):
+        elif not (full or entries or metas or moves or new or "header" in message):
             return 0  # nothing changed that the page shows
-        message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
-        self._dirty, self._dirty_terms, self._new = {}, {}, []
+        message.update({"order": new, "entries": entries, "terminals": metas, "bytes": moves})
         sent, self._seq = self._bounded.patch(message, buffers, self._seq)  # pieces: a seq each
         return sent
 
@@ -236,10 +198,11 @@ class SessionView(anywidget.AnyWidget):
         """Refresh the saved snapshot (``snapshot``, ``terminal_bytes``, ``pages``: what reloads show)."""
         if self.comm is None:
             return 0
+        self.items.reach_late()
         head = {"seq": self._seq, "header": self._header()}
         if self.xray is not None:
             head["xray"] = self.xray.meta()
-        traits = self._saved.build(self.state, head, self._keys, list(self._terminals), self.root)
+        traits = self._saved.build(self.tree, head, self.items.keys, self.items.terminal_objects(), self.root)
         with self.hold_sync():
             self.snapshot, self.terminal_bytes = traits["snapshot"], traits["terminal_bytes"]
             self.pages = traits["pages"]
@@ -247,16 +210,21 @@ class SessionView(anywidget.AnyWidget):
 
     def whole_entry(self, view_key: str) -> dict[str, Any] | None:
         """Entry ``view_key`` uncut ("show all"), or None if the view does not show it."""
-        item = self._keys.get(view_key)
-        return vm.build_entry(self.state, *item, self.root, whole=True) if item is not None else None
+        item = self.items.keys.get(view_key)
+        return tree_entries.build(self.tree, *item, self.root, whole=True) if item is not None else None
+
+    def terminal_target(self, view_id: Any) -> tuple[str, str | None]:
+        """``(terminal id, session id)`` of a terminal this view shows (the session None for its own)."""
+        return self.items.terminal_target(view_id)
 
     def _entry(self, view_key: str) -> dict[str, Any]:
-        kind, key = self._keys[view_key]
-        return vm.build_entry(self.state, kind, key, self.root)
+        return tree_entries.build(self.tree, *self.items.keys[view_key], self.root)
 
     def _header(self) -> dict[str, Any]:
-        summary = self.session.summary() if self.session is not None else None
-        return header(self.state, summary, self.title, self.actions.interactive_terminals())
+        summarize = getattr(self.session, "summary", None)  # a Subagent has none
+        summary = summarize() if callable(summarize) else None
+        waiting = tree_entries.waiting_list(self.tree)
+        return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:
@@ -269,13 +237,9 @@ class SessionView(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Stop observing the state and close the widget."""
-        self._unsubscribe()
+        self.detach()
         self.scheduler.forget(self)
         for feature in self._attached:
             feature.close()
         self._saved.close()
         super().close()
-
-
-def _nothing() -> None:
-    pass

@@ -8,13 +8,15 @@ a day's session (500 tool calls, 50 terminals) then saves to a notebook of a few
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
+from . import tree_entries
 from . import viewmodel as vm
 from .header import header
+from .subtree import Scope, ViewTree
 
 if TYPE_CHECKING:
     from ..client.summary import SessionSummary
@@ -41,46 +43,61 @@ def saved_terminal(term: Terminal, cap: int = SAVED_TERMINAL_BYTES) -> tuple[dic
     return {**meta, "base": base, "trimmed": base - meta["base"]}, data
 
 
-def timeline_items(state: SessionState) -> tuple[dict[str, tuple[str, Any]], list[str]]:
-    """Every item of the state's timeline (view key -> (kind, key)) and the terminals they show."""
-    items: dict[str, tuple[str, Any]] = {}
-    terminals: dict[str, None] = {}
-    for kind, key in state.timeline:
-        view_key = vm.entry_key(kind, key)
-        if view_key in items:
-            continue
-        items[view_key] = (kind, key)
+Item = tuple[Scope, str, Any]  # (scope, kind, key): one entry of a view's tree
+
+
+def tree_of(source: SessionState | ViewTree) -> ViewTree:
+    """A view tree over ``source`` (a bare state: no subagent trees)."""
+    return source if isinstance(source, ViewTree) else ViewTree(source)
+
+
+def timeline_items(source: SessionState | ViewTree) -> tuple[dict[str, Item], dict[str, Terminal]]:
+    """Every item of the tree (view key -> (scope, kind, key)), a child's right after its card, and
+    the terminals they show (view id -> terminal)."""
+    tree = tree_of(source)
+    items: dict[str, Item] = {}
+    terminals: dict[str, Terminal] = {}
+    for view_key, scope, kind, key in tree.all_items():
+        items[view_key] = (scope, kind, key)
         if kind == "tool_call":
-            terminals.update(dict.fromkeys(terminal_refs(state.tool_calls[key].content)))
-    return items, list(terminals)
+            terminals.update(shown_terminals(scope, scope.state.tool_calls[key].content))
+    return items, terminals
+
+
+def shown_terminals(scope: Scope, content: list[Any]) -> dict[str, Terminal]:
+    """The terminals a card's content shows, by view id (those the state has)."""
+    found = ((scope.terminal(t), scope.state.terminals.get(t)) for t in terminal_refs(content))
+    return {view_id: term for view_id, term in found if term is not None}
 
 
 def snapshot_of(
-    state: SessionState,
+    source: SessionState | ViewTree,
     summary: SessionSummary | None = None,
     title: str | None = None,
     *,
-    items: Mapping[str, tuple[str, Any]] | None = None,
-    terminals: Iterable[str] | None = None,
+    items: Mapping[str, Item] | None = None,
+    terminals: Mapping[str, Terminal] | None = None,
     seq: int = 0,
     interactive: Sequence[str] = (),
     root: str | None = None,
     cap: int = SAVED_TERMINAL_BYTES,
+    waiting: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, Any], bytes]:
-    """The snapshot dict and the terminal bytes it locates (``blob`` offsets); whole timeline by
+    """The snapshot dict and the terminal bytes it locates (``blob`` offsets); the whole tree by
     default; at most ``cap`` bytes of each terminal."""
+    tree = tree_of(source)
     if items is None:
-        items, all_terminals = timeline_items(state)
+        items, all_terminals = timeline_items(tree)
         terminals = all_terminals if terminals is None else terminals
     blob, metas = bytearray(), {}
-    for terminal_id in terminals or ():
-        term = state.terminals.get(terminal_id)
-        if term is None:
-            continue
+    for view_id, term in (terminals or {}).items():
         meta, data = saved_terminal(term, cap)
-        metas[terminal_id] = {**meta, "blob": [len(blob), len(data)]}
+        named = {"id": view_id, "terminal_id": term.terminal_id}
+        metas[view_id] = {**meta, **named, "blob": [len(blob), len(data)]}
         blob += data
-    snapshot = {"seq": seq, "header": header(state, summary, title, interactive), "order": list(items)}
-    entries = {k: vm.build_entry(state, kind, key, root) for k, (kind, key) in items.items()}
+    state = tree.root.state
+    head = header(state, summary, title, interactive, waiting or tree_entries.waiting_list(tree))
+    snapshot = {"seq": seq, "header": head, "order": list(items)}
+    entries = {k: tree_entries.build(tree, *item, root, saved=True) for k, item in items.items()}
     snapshot.update({"entries": entries, "terminals": metas})
     return snapshot, bytes(blob)

@@ -14,17 +14,19 @@ only the groups whose entries changed and the terminals that got bytes.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets
 import traitlets
 
-from ..protocol.state import SessionState
+from ..protocol.terminal import Terminal
+from . import tree_entries
 from . import viewmodel as vm
 from .message_parts import BUDGET, encode, json_size
-from .snapshot import SAVED_TERMINAL_BYTES, saved_terminal, snapshot_of
+from .snapshot import SAVED_TERMINAL_BYTES, Item, saved_terminal, snapshot_of
+from .subtree import ViewTree
 
 GROUP = 25  # entries per group (by position in the order)
 PAGE_BYTES = BUDGET // 4 * 3  # bytes a page holds: their base64 fits one message
@@ -73,38 +75,43 @@ class SavedSnapshot:
 
     def build(
         self,
-        state: SessionState,
+        tree: ViewTree,
         head: dict[str, Any],
-        items: Mapping[str, tuple[str, Any]],
-        terminals: Sequence[str],
+        items: Mapping[str, Item],
+        terminals: Mapping[str, Terminal],
         root: str | None,
     ) -> dict[str, Any]:
-        """The trait values for the view's state now (``head``: seq, header, X-ray)."""
+        """The trait values for the view's tree now (``head``: seq, header, X-ray)."""
         self.opened = 0
         if not self.paged:
-            snap, blob = snapshot_of(state, items=items, terminals=terminals, root=root, cap=self.cap)
+            snap, blob = snapshot_of(tree, items=items, terminals=terminals, root=root, cap=self.cap)
             snap.update(head)
             if json_size(snap) + len(blob) <= BUDGET:
                 self._dirty.clear()
                 return {"snapshot": snap, "terminal_bytes": blob, "pages": []}
             self.paged = True
-        return self._paged(state, head, items, terminals, root)
+        return self._paged(tree, head, items, terminals, root)
 
-    def _paged(self, state, head, items, terminals, root) -> dict[str, Any]:
+    def _paged(
+        self,
+        tree: ViewTree,
+        head: dict[str, Any],
+        items: Mapping[str, Item],
+        terminals: Mapping[str, Terminal],
+        root: str | None,
+    ) -> dict[str, Any]:
         old = [p for piece in self.pieces() for p in piece.pages]
         keys = list(items)
         groups = [
-            self._group(state, items, keys[i : i + GROUP], g, root)
+            self._group(tree, items, keys[i : i + GROUP], g, root)
             for g, i in enumerate(range(0, len(keys), GROUP))
         ]
         self._groups = groups
         self._dirty.clear()
         metas, terms = {}, {}
-        for terminal_id in terminals:
-            term = state.terminals.get(terminal_id)
-            if term is not None:
-                terms[terminal_id] = self._terminal(term, self._terms.get(terminal_id))
-                metas[terminal_id] = terms[terminal_id].sig[1]
+        for terminal_id, term in terminals.items():
+            terms[terminal_id] = self._terminal(terminal_id, term, self._terms.get(terminal_id))
+            metas[terminal_id] = terms[terminal_id].sig[1]
         self._terms = terms
         pages: list[SnapshotPage] = [p for piece in [*groups, *terms.values()] for p in piece.pages]
         index = {id(p): i for i, p in enumerate(pages)}
@@ -130,24 +137,24 @@ class SavedSnapshot:
         self.opened += -(-len(data) // PAGE_BYTES) or 1
         return _Piece(sig, data, _pages_of(data))
 
-    def _group(self, state, items, keys: list[str], g: int, root) -> _Piece:
+    def _group(
+        self, tree: ViewTree, items: Mapping[str, Item], keys: list[str], g: int, root: str | None
+    ) -> _Piece:
         old = self._groups[g] if g < len(self._groups) else None
         if old is not None and old.sig == keys and not self._dirty.intersection(keys):
             return old
-        entries = {k: vm.build_entry(state, *items[k], root) for k in keys}
+        entries = {k: tree_entries.build(tree, *items[k], root, saved=True) for k in keys}
         return self._piece(keys, encode(entries), old)
 
-    def _terminal(self, term, old: _Piece | None) -> _Piece:
+    def _terminal(self, view_id: str, term: Terminal, old: _Piece | None) -> _Piece:
         meta = vm.terminal_meta(term)
         mark = (meta["gen"], meta["base"], meta["end"])
+        named = {"id": view_id, "terminal_id": term.terminal_id}  # last, in both forms (same JSON)
         if old is not None and old.sig[0] == mark:
-            return _Piece(
-                (mark, {**meta, "base": old.sig[1]["base"], "trimmed": old.sig[1]["trimmed"]}),
-                old.data,
-                old.pages,
-            )
+            kept = {"base": old.sig[1]["base"], "trimmed": old.sig[1]["trimmed"]}
+            return _Piece((mark, {**meta, **kept, **named}), old.data, old.pages)
         saved, data = saved_terminal(term, self.cap)
-        return self._piece((mark, saved), data, old)
+        return self._piece((mark, {**saved, **named}), data, old)
 
     def release(self) -> int:
         """Close the pages the last build replaced (after the view's update); returns how many."""

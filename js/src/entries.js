@@ -3,6 +3,7 @@ import { renderNotice, renderOtherEntry, renderRaw } from "./generic.js";
 import { renderMessage } from "./message.js";
 import { renderPlan } from "./plan.js";
 import { renderReview } from "./review.js";
+import { renderSessionMessage } from "./sessionmsg.js";
 import { fmtCount, h, text } from "./util.js";
 
 /** Render one simple entry; every node carries data-key. */
@@ -23,6 +24,9 @@ export function renderEntry(key, entry, ctx) {
       break;
     case "review":
       node = renderReview(key, entry, ctx);
+      break;
+    case "session_message":
+      node = renderSessionMessage(key, entry, ctx);
       break;
     default:
       node = renderRaw(`entry: ${text(entry.kind) || "unknown"}`, entry, "acp-other acp-entry-unknown");

@@ -29,6 +29,8 @@ export function renderHeader(hdr, ctx) {
   const where = [hdr.cwd && `cwd ${text(hdr.cwd)}`, hdr.session_id && `session ${text(hdr.session_id)}`].filter(Boolean);
   if (where.length) el.append(h("div", { class: "acp-header-sub acp-muted" }, where.join(" · ")));
   if (hdr.stop_error != null) el.append(errorBlock(hdr.stop_error));
+  const waiting = waitingLine(hdr.waiting);
+  if (waiting) el.append(waiting);
   const extras = h("div", { class: "acp-header-extras" }, diagnostics(hdr, ctx), stdout(hdr, ctx), stderr(hdr, ctx), commands(hdr, ctx), config(hdr, ctx));
   if (extras.childElementCount) el.append(extras);
   return el;
@@ -97,6 +99,16 @@ function stopButton(hdr, ctx) {
     ctx.send({ type: "cancel_turn" });
   });
   return btn;
+}
+
+/** "waiting for you: ‹subagent› — ‹request›, …": the subagents' pending requests (as text). */
+function waitingLine(waiting) {
+  const list = Array.isArray(waiting) ? waiting.filter((w) => w && typeof w === "object") : [];
+  if (!list.length) return null;
+  const items = list.slice(0, 3).map((w, i) => h("span", { class: "acp-waiting-item" }, i ? ", " : "",
+    h("strong", null, text(w.subagent) || text(w.session_id) || "a subagent"), w.title ? ` — ${text(w.title)}` : ""));
+  const more = list.length > 3 ? ` and ${list.length - 3} more` : "";
+  return h("div", { class: "acp-header-waiting" }, icon("warn"), h("span", null, "waiting for you: ", items, more));
 }
 
 function errorBlock(err) {

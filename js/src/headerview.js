@@ -96,11 +96,11 @@ class HeaderView {
     }
     const go = h("button", { class: "acp-btn acp-btn-link acp-turn-go", type: "button", title: "Scroll to this turn's cell" },
       h("span", { class: "acp-turn-n" }, `#${text(line.n)}`),
-      h("span", { class: "acp-turn-prompt" }, line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)"),
+      h("span", { class: "acp-turn-prompt" }, promptText(line)),
       stateBadge(line), meta);
     const note = h("span", { class: "acp-turn-note acp-muted", role: "status" });
     go.addEventListener("click", () => this.goTo(text(line.anchor), go, note));
-    return h("li", { class: "acp-turn-line", dataset: { turn: String(line.n), state: text(line.state), anchor: text(line.anchor) } }, go, note);
+    return h("li", { class: "acp-turn-line", dataset: { turn: String(line.n), state: text(line.state), anchor: text(line.anchor), origin: text(line.origin) || "user" } }, go, note);
   }
 
   async goTo(anchor, button, note) {
@@ -123,9 +123,18 @@ function stateBadge(line) {
   return h("span", { class: `acp-badge ${line.error ? "acp-state-error" : "acp-state-idle"}` }, reason);
 }
 
+/** The prompt's first line; a turn the agent started says so, and where it came from. */
+function promptText(line) {
+  if (line.origin !== "agent") return line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)";
+  const said = text(line.origin_label) || text(line.origin_kind).replace(/[-_]+/g, " ");
+  return said ? `agent · ${said}` : "agent";
+}
+
 function metaText(line) {
   const n = Number.isInteger(line.tool_calls) ? line.tool_calls : 0;
   const parts = [`${n} tool call${n === 1 ? "" : "s"}`];
+  const subs = Number.isInteger(line.subagents) ? line.subagents : 0;
+  if (subs) parts.push(`${subs} subagent${subs === 1 ? "" : "s"}`);
   if (typeof line.duration === "number") parts.push(fmtElapsed(line.duration));
   return parts.join(" · ");
 }

@@ -62,6 +62,7 @@ class View {
     ctx.fetchStderr = (n) => stderr.fetch(n);
     const revert = new RevertBar(ctx); // "Revert this turn" (checkpoints), under the header
     const entries = new EntryList(ctx);
+    ctx.revealEntry = (key) => entries.reveal(key); // a session message's link to its other view
     this.root.append(header.el, revert.el, entries.el);
     const xray = new XRayView(this.root, entries.el, ctx.send);
     const pins = new PinBar(this.root, entries.el, () => xray.unpin());

@@ -21,6 +21,7 @@ export function renderPermission(key, entry, ctx, inCard) {
   const state = outcome ? "answered" : pending != null ? "sent" : "open";
   const el = h("div", { class: `acp-permission acp-perm-${state}${inCard ? " acp-perm-in-card" : ""}`, dataset: { key, state } });
   el.append(h("div", { class: "acp-perm-head" }, icon("warn"), h("span", { class: "acp-perm-title" }, text(entry.title) || "Permission requested")));
+  if (entry.subagent != null) el.append(h("div", { class: "acp-perm-asker acp-muted" }, "asked by subagent ", h("strong", null, text(entry.subagent))));
   if (entry.description) el.append(renderMarkdown(text(entry.description), "acp-md acp-perm-desc"));
   el.append(...subject(entry, inCard));
   const before = shownBefore(entry.shown_before);

@@ -261,7 +261,7 @@ export class TermView {
 function renderTermHead(t, ctx) {
   const m = t.meta;
   const out = [icon("terminal")];
-  out.push(h("span", { class: "acp-term-cmd" }, m.command != null ? text(m.command) : `terminal ${text(t.id)}`));
+  out.push(h("span", { class: "acp-term-cmd" }, m.command != null ? text(m.command) : `terminal ${text(m.terminal_id ?? t.id)}`));
   if (m.cwd) out.push(h("span", { class: "acp-muted acp-term-cwd", title: text(m.cwd) }, text(m.cwd)));
   if (ctx.interactive?.has(t.id)) {
     out.push(h("span", { class: "acp-tag acp-term-live", title: "Click the terminal and type: keystrokes go to the command" }, "interactive"));

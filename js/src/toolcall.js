@@ -84,7 +84,7 @@ function cancelButton(entry, ctx) {
   const btn = h("button", { class: "acp-btn acp-btn-small", type: "button", title: "Cancel this tool call" }, icon("cancel"), "Cancel");
   btn.addEventListener("click", () => {
     btn.disabled = true;
-    ctx.send({ type: "cancel_tool_call", id: entry.id });
+    ctx.send(typeof entry.session === "string" ? { type: "cancel_tool_call", id: entry.id, session: entry.session } : { type: "cancel_tool_call", id: entry.id });
   });
   return btn;
 }

@@ -31,6 +31,7 @@ class Folded:
     tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     terminals: dict[str, dict[str, Any]] = field(default_factory=dict)  # "output" holds bytes
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    session_messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # this session's views
     states: list[dict[str, Any]] = field(default_factory=list)  # the state_updates, in order
     usage: dict[str, Any] = field(default_factory=dict)
     session_info: dict[str, Any] = field(default_factory=dict)
@@ -123,6 +124,19 @@ def fold(messages: list[dict[str, Any]], session_id: str, version: int = 2) -> F
     return folded
 
 
+def _session_message(folded: Folded, update: dict[str, Any]) -> None:
+    """An upsert by ``messageId`` (ids patch, ``content`` replaces whole, ``_meta`` by key; ``null``
+    clears), or a chunk appending its one block; a chunk may come before the upsert."""
+    message_id = update["messageId"]
+    message = folded.session_messages.setdefault(
+        message_id, {"sessionUpdate": "session_message", "messageId": message_id}
+    )
+    if update["sessionUpdate"] == "session_message_chunk":
+        message["content"] = [*message.get("content", []), update["content"]]
+    else:
+        _upsert_v2(message, update, ("sessionUpdate", "messageId"))
+
+
 def _fold_common(folded: Folded, update: dict[str, Any]) -> bool:
     kind = update["sessionUpdate"]
     folded.kinds.add(kind)
@@ -134,6 +148,8 @@ def _fold_common(folded: Folded, update: dict[str, Any]) -> bool:
             message["content"] = list(update["content"])
         else:
             message["content"].append(update["content"])
+    elif kind in ("session_message", "session_message_chunk"):  # unstable: SessionMessage(Chunk)
+        _session_message(folded, update)
     elif kind == "usage_update":  # used and size are required; cost: omitted keeps, null clears
         folded.usage.update({"used": update["used"], "size": update["size"]})
         if "cost" in update:

@@ -33,6 +33,7 @@ KINDS = V2_KINDS | {"subagent_update", "session_message", "session_message_chunk
 def tree_snapshot(node: Any) -> dict[str, Any]:
     return {
         "state": snapshot(node.state),
+        "session_messages": [m.to_dict() for m in node.state.session_messages.values()],
         "children": {k: tree_snapshot(c) for k, c in node.subagents.items()},
     }
 
@@ -73,6 +74,8 @@ def assert_fold_is_state(wire: list[dict[str, Any]], node: Any) -> None:
     assert [m for m in agent if m["role"] == "agent"] == [
         m for m in folded.messages.values() if m["role"] == "agent"
     ], node
+    views = {k: m.to_dict() for k, m in state.session_messages.items()}
+    assert views == folded.session_messages and views, node
 
 
 def figures(wire: list[dict[str, Any]], node: Any) -> str:
@@ -88,7 +91,8 @@ def figures(wire: list[dict[str, Any]], node: Any) -> str:
     return (
         f"{node.session_id}: wire {updates} session/update + {asks} request_permission -> state "
         f"{len(state.tool_calls)} tool calls, {len(state.terminals)} terminals, "
-        f"{len(state.messages)} messages, {len(state.subagents)} subagents"
+        f"{len(state.messages)} messages, {len(state.session_messages)} session messages, "
+        f"{len(state.subagents)} subagents"
     )
 
 

@@ -1,8 +1,8 @@
-"""A session's tables with its subagents': ``protocol.tables`` over the members of its tree.
+"""A session's tables with its subagents': ``protocol.tree_tables`` over the members of its tree.
 
 ``records(node, traffic, desk, kind, descendants)`` is what ``Session.records`` and
 ``Subagent.records`` answer: the rows of the node's own session, or with ``descendants`` of its
-whole tree (``tables.tree_records``: ``session_id`` and ``parent_session_id`` lead each row).
+whole tree (``protocol.tree_tables``: ``session_id`` and ``parent_session_id`` lead each row).
 Permission requests are read from ``desk``, the state of the root's permission desk (where every
 session of the tree asks), keeping those of the sessions read; the traffic table reads the
 agent's ring for the entries of those sessions. A node is anything with ``session_id``, ``state``
@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..protocol import tables
-from ..protocol.tables import TREE_COLUMNS, Member, Tabled
+from ..protocol import tree_tables
+from ..protocol.tables import Tabled
+from ..protocol.tree_tables import TREE_COLUMNS, Member
 from .recorder import Traffic
 
 
@@ -50,7 +51,7 @@ def records(
     """Table ``kind`` of ``node``'s session (with ``descendants``: of its whole tree)."""
     read = members(node, descendants)
     entries = tree_traffic(traffic, read) if kind == "traffic" else None
-    rows = tables.tree_records(read, kind, entries, desk)
+    rows = tree_tables.tree_records(read, kind, entries, desk)
     return rows if descendants else [{k: v for k, v in r.items() if k not in TREE_COLUMNS} for r in rows]
 
 
@@ -58,5 +59,5 @@ def frame(node: Node, traffic: Traffic, desk: Tabled, kind: str, descendants: bo
     """``records`` as a pandas DataFrame."""
     read = members(node, descendants)
     entries = tree_traffic(traffic, read) if kind == "traffic" else None
-    df = tables.tree_frame(read, kind, entries, desk)
+    df = tree_tables.tree_frame(read, kind, entries, desk)
     return df if descendants else df.drop(columns=list(TREE_COLUMNS))
