@@ -1,4 +1,5 @@
-"""Elicitations answered by a click in a real JupyterLab (Chromium), end to end through a kernel.
+"""Elicitations answered by clicks in a real JupyterLab (Chromium), end to end through a kernel and
+the demo agent (the real Codex's form clicked in Lab: ``test_lab_codex_elicitation.py``).
 
 - The demo agent (``fill in a form``): its release form shows in its tool call's card; a value that
   does not fit (a version of ``1.2``) is refused in the page next to its field and nothing is sent;
@@ -7,27 +8,16 @@
   reaches its host before the click; **Open** opens it in a new tab with no opener (the host is
   routed to a local page: nothing leaves the machine) and the card reads "Opened — waiting for the
   agent" until the demo's ``elicitation/complete``, then "Completed".
-- The real Codex (``codex-acp``, pinned) in Plan mode: the model's ``request_user_input`` question
-  becomes a form in the turn's view; a click on "Postgres", a note typed, **Accept** — and the mock
-  model's next request carries the answer as the function call's output.
-
-Needs the JS bundle, Chromium at /usr/bin/chromium and (for Codex) the pinned agents (``npm ci`` in
-``tests/real_agents``): skipped without them, failed in CI.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
-from ..real_agents import harness
-from ..real_agents.mock_openai import MockOpenAI, Step, answered, function_call, message, user_said
-from ..real_agents.test_codex import codex_config, codex_env
-from ..real_agents.test_codex_elicitation import ASK, QUESTION
 from .conftest import CHROMIUM, unavailable, wait_value, write_code_notebook
 
 nbformat = pytest.importorskip("nbformat")
@@ -51,23 +41,9 @@ FORM = '.acp-elicitation[data-mode="form"]'
 URL_CARD = '.acp-elicitation[data-mode="url"]'
 
 
-def open_notebook(server, pages, name: str):
-    """Open ``name`` in Lab, wait for its kernel, run every cell; the page."""
-    page = pages(name)
-    page.goto(server.lab_url(name), wait_until="domcontentloaded", timeout=60_000)
-    wait_js(page, IDLE_JS, "the notebook's kernel to be idle", timeout=60_000)
-    page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    return page
-
-
 def field(card: str, name: str, inner: str) -> str:
     """A selector for ``inner`` in field ``name`` of the card ``card``."""
     return f'{card} .acp-el-field[data-field="{name}"] {inner}'
-
-
-def card_state(page, index: int, card: str) -> str | None:
-    """The ``data-state`` of the card in cell ``index`` (None while it is not there)."""
-    return page.locator(in_cell(index, card)).first.get_attribute("data-state", timeout=TIMEOUT)
 
 
 # -- the demo agent: a form and a URL -----------------------------------------------------------------
@@ -151,65 +127,3 @@ def test_a_form_and_a_url_answered_by_clicks(lab_log, lab_pages) -> None:
     assert "elic_1 form accepted user {" in printed and "'version': '2.0.0'" in printed, printed
     assert "elic_2 url completed user None" in printed, printed
     assert lab_pages.recorder.errors == []
-
-
-# -- the real Codex: request_user_input answered by a click ---------------------------------------------
-def codex_cells(project: Path, env: dict[str, str]) -> list[str]:
-    pairs = " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
-    command = shlex.quote(harness.COMMANDS["codex"][0])
-    return [
-        "%load_ext acp_notebook",
-        f"%acp start --name codex --cwd {shlex.quote(str(project))} --timeout 60 {pairs} {command}",
-        "%acp config --name codex collaboration_mode plan",
-        f"%%acp --name codex --wait\n{ASK}",
-        "q = next(iter(codex.state.elicitations.values()))\nprint(q.tool_call_id, q.decided_by, q.outcome)",
-        "%acp stop --name codex",
-    ]
-
-
-CODEX_WAIT, CODEX_PRINT = 3, 4
-
-
-def test_codex_request_user_input_answered_by_a_click(lab_log, lab_pages, tmp_path: Path) -> None:
-    harness.installed()
-    server = lab_log
-    project = tmp_path / "project"
-    project.mkdir()
-    steps = [
-        Step(
-            user_said(ASK),
-            [function_call("call_ask", "request_user_input", {"questions": [QUESTION]})],
-            "ask",
-        ),
-        Step(answered("call_ask"), [message("Postgres it is.")], "after"),
-    ]
-    mock = MockOpenAI(steps)
-    try:
-        env = codex_env(tmp_path / "home", tmp_path / "codex-home", codex_config(mock.base_url))
-        write_code_notebook(server.root / "codex_elicit.ipynb", codex_cells(project, env))
-        page = open_notebook(server, lab_pages, "codex_elicit.ipynb")
-        wait_output(page, 2, "collaboration_mode = 'plan'", "Plan mode")
-        form = in_cell(CODEX_WAIT, FORM)
-        page.locator(form).wait_for(state="visible", timeout=TIMEOUT)
-        assert page.locator(f"{form} .acp-el-message").inner_text() == "Codex needs your input to continue."
-        titles = page.locator(field(form, "db_choice", ".acp-el-choice")).all_inner_texts()
-        assert [t.split("—")[0].strip() for t in titles] == [
-            "SQLite (Recommended)",
-            "Postgres",
-            "None of the above",
-        ]
-        page.locator(field(form, "db_choice", 'input.acp-el-opt[data-value="Postgres"]')).check()
-        page.locator(field(form, "db_choice_note", "input.acp-el-input")).fill("on port 5433")
-        page.locator(f"{form} .acp-el-accept").click()
-        wait_output(page, CODEX_WAIT, "turn ended (end_turn)", "the turn to end after the click")
-        wait_output(page, CODEX_PRINT, "call_ask", "the question printed")
-        printed = output_text(page, CODEX_PRINT)
-        content = {"db_choice": "Postgres", "db_choice_note": "on port 5433"}
-        assert f"call_ask user { ({'action': 'accept', 'content': content})!r}" in printed, printed
-        outputs = mock.model_requests()[-1].outputs("call_ask")
-        got = {"answers": {"db_choice": {"answers": ["Postgres", "user_note: on port 5433"]}}}
-        assert [json.loads(o) for o in outputs] == [got]
-        wait_output(page, 5, "exit code", "`%acp stop`")
-        assert mock.failures == []
-    finally:
-        mock.close()
