@@ -4,9 +4,9 @@ Pure, no I/O; the rows and columns are ``tables``'.
 ``tree_records``/``tree_frame`` give every member's rows, in tree order (the session's, then each
 child's, depth first), each row led by ``session_id`` and ``parent_session_id``. A row's key is
 its session plus its id (an agent message id, a tool call id is unique only within its
-session). A permission request is recorded in the root's state (the ``desk``) and names the
-session that asked (``PermissionRequest.session_id``): its row carries that session, and only
-the requests of the tree's sessions are read (its elicitations likewise); a tool call's
+session). A permission request (an elicitation alike) is recorded in the root's state (the
+``desk``) and names the session that asked (``PermissionRequest.session_id``): its row carries
+that session, and only the requests of the tree's sessions are read; a tool call's
 ``permission``/``decision`` columns read the requests of its own session only. ``traffic`` rows
 come from the entries given (those of the tree's sessions, in order), each with its ``session``.
 """
@@ -60,12 +60,11 @@ def tree_records(
     parents = parents_of(members)
     if kind == "traffic":
         return [_in_tree(row, e.get("session"), parents) for row, e in traffic_pairs(traffic or [])]
-    desk = desk if desk is not None else members[0].state
-    if kind == "elicitations":
-        return _elicitations_in_tree(members, desk, parents)
-    asked = _asked_in_tree(members, desk)
+    asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
     if kind == "permissions":
         return [_in_tree(permission_row(p, times), sid, parents) for p, sid, times in asked]
+    if kind == "elicitations":
+        return _elicitations_in_tree(members, desk if desk is not None else members[0].state, parents)
     if kind == "tool_calls":
         return _tree_tool_calls(members, asked, parents)
     build = BUILDERS[kind]
@@ -95,6 +94,20 @@ def _tree_tool_calls(
     return rows
 
 
+def _elicitations_in_tree(
+    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
+) -> list[Row]:
+    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
+    member's)."""
+    rows = []
+    for e in desk.elicitations.values():
+        sid = e.session_id if e.session_id is not None else members[0].session_id
+        if sid in parents:
+            times = desk.elicitation_times.get(e.key, (None, None))
+            rows.append(_in_tree(elicitation_row(e, times), sid, parents))
+    return rows
+
+
 def _in_tree(row: Row, session_id: Any, parents: Mapping[str, str | None]) -> Row:
     session_id = session_id if isinstance(session_id, str) else None
     return {"session_id": session_id, "parent_session_id": parents.get(session_id or ""), **row}
@@ -110,21 +123,6 @@ def _asked_in_tree(members: Sequence[Member], desk: Tabled) -> list[Asked]:
         if sid in ids:
             out.append((perm, sid, desk.permission_times.get(perm.key, (None, None))))
     return out
-
-
-def _elicitations_in_tree(
-    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
-) -> list[Row]:
-    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
-    member's)."""
-    rows = []
-    for e in desk.elicitations.values():
-        sid = e.session_id if e.session_id is not None else members[0].session_id
-        if sid in parents:
-            rows.append(
-                _in_tree(elicitation_row(e, desk.elicitation_times.get(e.key, (None, None))), sid, parents)
-            )
-    return rows
 
 
 def parents_of(members: Sequence[Member]) -> dict[str, str | None]:

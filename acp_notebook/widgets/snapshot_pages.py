@@ -143,7 +143,7 @@ class SavedSnapshot:
         old = self._groups[g] if g < len(self._groups) else None
         if old is not None and old.sig == keys and not self._dirty.intersection(keys):
             return old
-        entries = {k: tree_entries.build(tree, *items[k], root) for k in keys}
+        entries = {k: tree_entries.build(tree, *items[k], root, saved=True) for k in keys}
         return self._piece(keys, encode(entries), old)
 
     def _terminal(self, view_id: str, term: Terminal, old: _Piece | None) -> _Piece:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.elicitation import Elicitation
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from . import viewmodel as vm
+from .elicitation_entry import saved_entry
 from .entry_bound import bounded, clip
 from .session_message_entry import session_message_entry
 from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree, too_deep
@@ -24,9 +26,17 @@ DESCRIPTION_CHARS = 5_000  # of a subagent's description on its card (sent again
 
 
 def build(
-    tree: ViewTree, scope: Scope, kind: str, key: Any, root: str | None = None, *, whole: bool = False
+    tree: ViewTree,
+    scope: Scope,
+    kind: str,
+    key: Any,
+    root: str | None = None,
+    *,
+    whole: bool = False,
+    saved: bool = False,
 ) -> dict[str, Any]:
-    """The entry of item ``(kind, key)`` of ``scope`` (``kind`` as ``Scope.shown`` gives it)."""
+    """The entry of item ``(kind, key)`` of ``scope`` (``kind`` as ``Scope.shown`` gives it);
+    ``saved``: as a saved notebook or an export keeps it (``elicitation_entry.saved_entry``)."""
     if kind == SUBAGENT:
         return subagent_entry(tree, scope, key)
     if kind == SESSION_MESSAGE:
@@ -36,7 +46,18 @@ def build(
         entry = vm.build_entry(scope.state, kind, key, root, whole=whole)
     if kind == "permission":
         entry.update(asker(tree, scope.state.permissions[key]))
+    elif kind == "elicitation":
+        entry.update(asker(tree, scope.state.elicitations[key]), agent=agent_name(tree))
+        entry = saved_entry(entry) if saved else entry
     return child_entry(scope, entry) if scope.card else entry
+
+
+def agent_name(tree: ViewTree) -> str | None:
+    """The agent's title or name, as the consent card names who asks (None: not known)."""
+    summarize = getattr(tree.root.source, "summary", None)  # a Session's (a Subagent has none)
+    agent = getattr(summarize(), "agent", None) if callable(summarize) else None
+    name = getattr(agent, "title", None) or getattr(agent, "name", None)
+    return clip(name) if isinstance(name, str) else None
 
 
 def child_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +74,8 @@ def _renamed(scope: Scope, item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def asker(tree: ViewTree, perm: PermissionRequest) -> dict[str, Any]:
-    """Where a request is drawn (``card``) and, for a subagent's, which one asks."""
+def asker(tree: ViewTree, perm: PermissionRequest | Elicitation) -> dict[str, Any]:
+    """Where a request (or an elicitation) is drawn (``card``) and, for a subagent's, which one asks."""
     info = tree.info(perm.session_id)
     tool = perm.tool_call_id
     if info is None:  # the view's own session asks

@@ -22,9 +22,11 @@ from .snapshot import Item
 from .subtree import SUBAGENT, Scope, ViewTree, too_deep
 
 ITEM_KINDS = {
-    "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
+    "tool_call", "message", "permission", "elicitation", "plan", "notice", "other", "file_write",
+    "session_message",
 }  # fmt: skip
 NUMBERED = ("notice", "other", "file_write")  # their ids are list indices
+ASKS = {"permission": lambda s: s.permissions, "elicitation": lambda s: s.elicitations}  # on the desk
 QUIET_KINDS = {"terminal"}  # changes that leave a subagent's card as it was (its bytes)
 
 
@@ -165,8 +167,9 @@ class ViewItems:
 
     def _touch_cards(self, scope: Scope, change: Change) -> None:
         """The cards a change shows in: those of its session and above (a request: of the asker)."""
-        if change.kind == "permission" and change.id in scope.state.permissions:
-            asker = self.tree.scope_of(scope.state.permissions[change.id].session_id)
+        asked = ASKS.get(change.kind, lambda _: {})(scope.state).get(change.id)
+        if asked is not None:
+            asker = self.tree.scope_of(asked.session_id)
             scope = asker if asker is not None else scope
         for above in scope.ancestors():
             if above.card in self.keys:

@@ -93,9 +93,9 @@ class Run:
 async def sdk_agent(tmp_path):
     runs: list[Run] = []
 
-    async def start(version: int, caps: str = "all", **kwargs) -> Run:
+    async def start(version: int, caps: str = "all", extra_env: dict | None = None, **kwargs) -> Run:
         report = tmp_path / f"report-v{version}-{len(runs)}.json"
-        env = {"ACP_INTEROP_REPORT": str(report), "INTEROP_CAPS": caps}
+        env = {"ACP_INTEROP_REPORT": str(report), "INTEROP_CAPS": caps, **(extra_env or {})}
         agent = await start_agent(["node", str(HERE / f"agent_v{version}.mjs")], env=env, **kwargs)
         runs.append(Run(agent, version, report))
         return runs[-1]
