@@ -15,6 +15,15 @@ a ``prompt_sync(permissions=...)`` value and a ``%%acp --permissions NAME`` valu
   papermill, CI), so a person at the notebook still gets the buttons.
 - named ones (``named("allow-once")``; plain strings work wherever a policy does): see ``NAMES``.
 
+Elicitations (``elicitation/create``: a form or a URL the agent asks the user about) are answered
+by ``answer_elicitation(elicitation, state)``: values (a dict: accept), ``"decline"``,
+``"cancel"``, or None (leave it). ``decline_elicitations()`` and ``cancel_elicitations()`` answer
+every one; ``named("cancel")`` / ``named("decline")`` do too, ``ask()`` never does, and
+``when_headless`` and ``a | b`` pass them on; ``allow``/``reject`` and plain functions never answer
+one. A policy set as ``session.permission_handler`` also answers elicitations unless
+``session.elicitation_handler`` is set, so ``allow(kinds=["read"]) | decline_elicitations()``
+covers both.
+
 Matchers: every one given must match (``kinds`` any of; ``paths`` — every path of the request
 under one of the roots, ``..`` resolved; ``commands`` — the command's words start with one of the
 prefixes). An allow rule never matches a command that chains others (``;``, ``&&``, pipes,
@@ -39,6 +48,7 @@ class _Cancel:
 
 
 CANCEL: Any = _Cancel()  # an answer: cancel the turn (the request is answered ``cancelled``)
+ELICITATION_ANSWERS = {"decline": "decline", "cancel": "cancel", "ask": None}  # by name
 ENV = "ACP_AUTO_ANSWER"  # a named policy for every session with no handler (an older alias)
 NAMES: dict[str, tuple[str, ...] | None] = {
     "allow-once": ("allow_once",),
@@ -57,6 +67,10 @@ class Policy:
     def answer(self, request: Any, state: Any = None) -> Any:
         """The answer for ``request`` (may be awaitable); ``state`` is the session's state."""
         raise NotImplementedError
+
+    def answer_elicitation(self, elicitation: Any, state: Any = None) -> Any:
+        """Values, ``"decline"``, ``"cancel"`` or None (may be awaitable); None unless overridden."""
+        return None
 
     def __call__(self, request: Any) -> Any:
         """As a plain ``permission_handler``: an option id or None (``CANCEL`` reads as None)."""
@@ -128,8 +142,31 @@ class Named(Policy):
             return self.name
         return option_of(request, NAMES.get(self.name, (self.name,)) or ())
 
+    def answer_elicitation(self, elicitation: Any, state: Any = None) -> Any:
+        """``"cancel"`` for ``"cancel"``, ``"decline"`` for ``"decline"``, else None."""
+        return ELICITATION_ANSWERS.get(self.name)
+
     def __repr__(self) -> str:
         return f"named({self.name!r})"
+
+
+class ElicitationAnswer(Policy):
+    """``decline_elicitations()`` / ``cancel_elicitations()``: one answer to every elicitation,
+    none to a permission request."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+    def answer(self, request: Any, state: Any = None) -> Any:
+        """No answer to a permission request."""
+        return None
+
+    def answer_elicitation(self, elicitation: Any, state: Any = None) -> Any:
+        """This policy's action."""
+        return self.action
+
+    def __repr__(self) -> str:
+        return f"{self.action}_elicitations()"
 
 
 class Function(Policy):
@@ -156,6 +193,10 @@ class First(Policy):
         """Ask each part in turn; awaits an async part before asking the next."""
         return _first(self.parts, request, state)
 
+    def answer_elicitation(self, elicitation: Any, state: Any = None) -> Any:
+        """The first part's answer that is not None."""
+        return _first_elicitation(self.parts, elicitation, state)
+
     def __repr__(self) -> str:
         return " | ".join(map(repr, self.parts))
 
@@ -174,10 +215,19 @@ class WhenHeadless(Policy):
             return self._later(request, state)
         return self.policy.answer(request, state)
 
-    async def _later(self, request: Any, state: Any) -> Any:
+    def answer_elicitation(self, elicitation: Any, state: Any = None) -> Any:
+        """The policy's answer when nobody can click, as for a permission request."""
+        if frontend.rendered():
+            return None
+        if frontend.undecided_for(self.grace) > 0:
+            return self._later(elicitation, state, self.policy.answer_elicitation)
+        return self.policy.answer_elicitation(elicitation, state)
+
+    async def _later(self, request: Any, state: Any, ask: Any = None) -> Any:
         while (left := frontend.undecided_for(self.grace)) > 0:
             await asyncio.sleep(min(left, 0.1))
-        return None if frontend.rendered() else await resolve_answer(self.policy.answer(request, state))
+        ask = ask or self.policy.answer
+        return None if frontend.rendered() else await resolve_answer(ask(request, state))
 
     def __repr__(self) -> str:
         return f"when_headless({self.policy!r})"
@@ -196,6 +246,23 @@ def reject(kinds: Any = None, paths: Any = None, commands: Any = None, *, always
 def ask() -> Policy:
     """Leave every request to the user (in a blocking call: cancel the turn)."""
     return Named("ask")
+
+
+def decline_elicitations() -> ElicitationAnswer:
+    """Decline every elicitation (forms and URLs); no answer to permission requests."""
+    return ElicitationAnswer("decline")
+
+
+def cancel_elicitations() -> ElicitationAnswer:
+    """Cancel every elicitation (dismissed without a choice); no answer to permission requests."""
+    return ElicitationAnswer("cancel")
+
+
+def elicitations_named(name: str) -> Policy:
+    """``%%acp --elicitations decline|cancel|ask``: the policy of that name."""
+    if name not in ELICITATION_ANSWERS:
+        raise KeyError(f"no elicitation policy {name!r}: one of {', '.join(ELICITATION_ANSWERS)}")
+    return Named(name)
 
 
 def named(name: str) -> Named:
@@ -258,6 +325,23 @@ def _first(parts: list[Policy], request: Any, state: Any) -> Any:
 async def _first_async(pending: Any, rest: list[Policy], request: Any, state: Any) -> Any:
     answer = await pending
     return answer if valid(request, answer) else await resolve_answer(_first(rest, request, state))
+
+
+def _first_elicitation(parts: list[Policy], elicitation: Any, state: Any) -> Any:
+    for index, part in enumerate(parts):
+        answer = part.answer_elicitation(elicitation, state)
+        if inspect.isawaitable(answer):
+            return _first_elicitation_async(answer, parts[index + 1 :], elicitation, state)
+        if answer is not None:
+            return answer
+    return None
+
+
+async def _first_elicitation_async(pending: Any, rest: list[Policy], elicitation: Any, state: Any) -> Any:
+    answer = await pending
+    if answer is not None:
+        return answer
+    return await resolve_answer(_first_elicitation(rest, elicitation, state))
 
 
 def _plain(answer: Any) -> Any:

@@ -74,6 +74,7 @@ async def test_the_offer_is_in_v2_capabilities_meta_too() -> None:
     assert params["protocolVersion"] == 2
     assert params["capabilities"] == {
         "auth": {"terminal": {}},
+        "elicitation": {"form": {}, "url": {}},
         "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     await agent.close()

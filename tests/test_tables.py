@@ -10,6 +10,7 @@ import pytest
 
 from acp_notebook import start_agent
 from acp_notebook.protocol import PermissionRequest, SessionState
+from acp_notebook.protocol.elicitation import Elicitation
 from acp_notebook.protocol.tables import COLUMNS, KINDS
 from acp_notebook.widgets.actions import Actions, SessionActions
 
@@ -101,6 +102,23 @@ def session_of_everything() -> tuple[SessionState, Clock]:
     ask(state, clock, 53.0, permission("perm_2", "r2", command, "Run pytest?"))
     v1 = ask(state, clock, 54.0, permission("perm_3", 3, tc_subject("v1edit")))
     answer(state, clock, 55.0, v1, by="cancel")
+    clock.now = 60.0
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    form = Elicitation(
+        "elic_1", 9, {"sessionId": "s", "mode": "form", "message": "N?", "requestedSchema": schema}
+    )
+    state.add_elicitation(form)
+    clock.now = 61.0
+    form.accept({"n": 4.0}, by="user")
+    state.elicitation_changed(form)
+    url = {
+        "sessionId": "s",
+        "mode": "url",
+        "message": "Log in",
+        "elicitationId": "e",
+        "url": "https://a.b/c?t=1",
+    }
+    state.add_elicitation(Elicitation("elic_2", 10, url))
     return state, clock
 
 
@@ -434,6 +452,23 @@ def test_rows_are_json_friendly_for_every_kind():
     for kind in KINDS:
         rows = state.records(kind)
         assert rows and json.loads(json.dumps(rows)) == rows, kind
+
+
+def test_elicitation_rows_keep_values_and_times_never_a_query():
+    state, _ = session_of_everything()
+    form, url = state.records("elicitations")
+    assert (form["values"], form["action"], form["asked_at"], form["answered_at"]) == (
+        {"n": 4},
+        "accept",
+        60.0,
+        61.0,
+    )
+    assert (url["url"], url["status"], url["action"], url["answered_at"]) == (
+        "https://a.b/c",
+        "pending",
+        None,
+        None,
+    )
 
 
 # -- pandas -------------------------------------------------------------------------------------

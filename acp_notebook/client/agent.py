@@ -5,7 +5,10 @@ object, its ``Sessions`` table.
 version the agent answers picks the ``AgentConnection`` that takes over and routes what the agent
 sends to the ``Sessions`` table, which hands it to the session it names. Sessions are created
 (``new_session``), resumed (``resume_session``, with the history replayed into a fresh state)
-and listed through the table.
+and listed through the table. Elicitations scoped to one of our own requests (``initialize``, a
+login, ``session/new``, a resume) wait on the agent's own desk: ``pending_elicitations``, answered
+by ``elicitation_handler`` (``start_agent(..., elicitation_handler=)`` sets it before
+``initialize``) or by hand; ``elicitation_state`` holds them for views and tables.
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ from typing import Any, ClassVar
 
 from ..protocol.auth_status import AuthStatus
 from ..protocol.diagnostics import Diagnostic
+from ..protocol.elicitation import Elicitation
+from ..protocol.state import SessionState
 from .connection import Connection, Stream
+from .elicitations import ElicitationDesk, ElicitationHandler
 from .errors import AcpError, AgentExited
 from .host import FilePolicy
 from .login import TerminalLogin, env_values_missing, login_method, terminal_login
 from .notebook_link import NotebookLink
+from .permission_memory import PermissionLog
 from .recorder import Traffic
 from .session import Session
 from .sessions import Sessions
@@ -45,6 +52,7 @@ class Agent:
         terminals: bool = True,
         terminal_output: bool = True,
         record: str | os.PathLike | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
     ) -> None:
         self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
         self.diagnostics: list[Diagnostic] = []
@@ -54,7 +62,16 @@ class Agent:
         self._ending: asyncio.Future | None = None  # ending an agent that closed its stdout
         self.traffic_log = Traffic(getattr(process, "argv", None), record)  # ring + trace file
         self.side = SideChannels(self.traffic_log, self._on_diagnostic)  # stdout noise, stderr hints
-        self._table = Sessions(self._on_diagnostic, self.traffic_log, self.summary)
+        self.elicitation_state = SessionState()  # the request-scoped elicitations (no session of theirs)
+        self._elicitations = ElicitationDesk(
+            self.elicitation_state, lambda rid, result: self.rpc.respond(rid, result),
+            self.offer.elicitation_modes, PermissionLog(), note_decider=self.traffic_log.note_decider,
+        )  # fmt: skip
+        self._elicitations.handler = elicitation_handler
+        pending_method = lambda rid: self.rpc.pending_method(rid)  # noqa: E731 - the rpc of the moment
+        self._table = Sessions(
+            self._on_diagnostic, self.traffic_log, self.summary, self._elicitations, pending_method
+        )
         self._attach(process)
         Agent._living.add(self)
 
@@ -177,6 +194,31 @@ class Agent:
             tuple(self.side.stdout_lines), self.stdout_partial, self.side.stderr_count,
             self.auth_status.to_dict() if self.auth_status is not None else None,
         )  # fmt: skip
+
+    # -- request-scoped elicitations ------------------------------------------------------------
+    @property
+    def elicitation_handler(self) -> ElicitationHandler | None:
+        """``handler(elicitation) -> values | "decline" | "cancel" | None`` (sync or async, or a
+        policy) for elicitations scoped to our requests (``initialize``, a login, opening a session)."""
+        return self._elicitations.handler
+
+    @elicitation_handler.setter
+    def elicitation_handler(self, handler: ElicitationHandler | None) -> None:
+        self._elicitations.handler = handler
+
+    @property
+    def pending_elicitations(self) -> list[Elicitation]:
+        """Request-scoped elicitations still waiting for an answer (a session's are on the session)."""
+        return self._elicitations.pending()
+
+    @property
+    def elicitation_log(self) -> PermissionLog:
+        """Every answer to a request-scoped elicitation: who, when, action, values."""
+        return self._elicitations.log
+
+    def dismiss_elicitation(self, key: str) -> bool:
+        """Close a request-scoped URL elicitation's card that waits for the agent."""
+        return self._elicitations.dismiss(key)
 
     @property
     def auth_status(self) -> AuthStatus | None:
@@ -305,6 +347,8 @@ class Agent:
         error: AgentExited = future.result()
         if not self._closing and self.process.returncode is None:
             self._end_mute(error)
+        lead = "the agent was closed" if self._closing else str(error).splitlines()[0]
+        self._elicitations.withdraw_all(lead, "agent closed" if self._closing else "agent exited")
         self._table.exited(error, self._closing)
 
     def _end_mute(self, error: AgentExited) -> None:

@@ -1,8 +1,9 @@
 """Blocking turns — ``prompt_sync`` — for scripts, terminal IPython and cells that want one.
 
 The call runs the agent's loop (``sync.run_sync``). A blocked cell never receives a click, so
-every permission request that arrives meanwhile is answered here (``client.policy``): the
-session's own handler first, then ``permissions=``. While it blocks, the first Ctrl-C / kernel
+every permission request and elicitation that arrives meanwhile is answered here
+(``client.policy``): the session's own handler first, then ``permissions=`` (an elicitation nothing
+answers gets ``cancel``). While it blocks, the first Ctrl-C / kernel
 interrupt cancels the turn (``session/cancel``) and raises ``TurnInterrupted`` once the turn has
 ended; a second one raises ``KeyboardInterrupt`` at once.
 """
@@ -18,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from . import policy as policies
+from .elicitations import ElicitationDesk
 from .permissions import PermissionDesk
 from .sync import run_sync
 from .turns import TurnInterrupted, interrupted_message
@@ -32,23 +34,30 @@ def prompt_sync(
     cancel: Cancel,
     loop: asyncio.AbstractEventLoop,
     permissions: Any = None,
+    elicitations: ElicitationDesk | None = None,
 ) -> str | None:
     """Run ``turn()`` on ``loop`` and block until it ends; ``permissions`` (a policy) answers requests."""
     chosen = policies.check(permissions)
 
     async def blocking_turn() -> str | None:
-        return await wait_blocking(turn(), desk, cancel, chosen)
+        return await wait_blocking(turn(), desk, cancel, chosen, elicitations)
 
     return run_sync(blocking_turn(), loop)
 
 
 async def wait_blocking(
-    turn: Awaitable[str | None], desk: PermissionDesk, cancel: Cancel, policy: Any = None
+    turn: Awaitable[str | None],
+    desk: PermissionDesk,
+    cancel: Cancel,
+    policy: Any = None,
+    elicitations: ElicitationDesk | None = None,
 ) -> str | None:
-    """Await ``turn`` while the caller blocks: permissions go to ``policy``, SIGINT cancels."""
+    """Await ``turn`` while the caller blocks: permissions and elicitations go to ``policy``,
+    SIGINT cancels."""
     guard = PermissionGuard(desk, cancel, policies.check(policy))
+    asked = ElicitationGuard(elicitations, guard.policy, guard.notes) if elicitations is not None else None
     try:
-        with guard, sigint_cancels(cancel) as hits:
+        with guard, asked or contextlib.nullcontext(), sigint_cancels(cancel) as hits:
             reason = await turn
     finally:  # printed here, in the caller's cell (a task's output would go to the cell that made it)
         for note in guard.notes:
@@ -95,6 +104,32 @@ class PermissionGuard:
         else:
             request.select(choice, by=who)
         return choice
+
+
+class ElicitationGuard:
+    """Answers every elicitation while a blocking turn runs (handler, then policy, else cancel)."""
+
+    def __init__(self, desk: ElicitationDesk, policy: Any, notes: list[str]) -> None:
+        self.desk, self.policy, self.notes = desk, policy, notes
+        self.original = desk.handler
+        self._stand_in: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+    def __enter__(self) -> ElicitationGuard:
+        self._stand_in = self.desk.standing_in(self._decide)  # offers the pending ones too
+        self._stand_in.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stand_in.__exit__(None, None, None)
+
+    async def _decide(self, elicitation: Any) -> None:
+        state = self.desk.state
+        answer, who = await policies.decide_elicitation(
+            elicitation, self.policy, self.original, self.notes, state
+        )
+        if elicitation.pending and not self.desk.answer(elicitation, answer, who) and elicitation.pending:
+            self.notes.append(f"acp: {elicitation.key} could not be answered {answer!r}; it was cancelled")
+            elicitation.cancel(by="policy")
 
 
 @contextlib.contextmanager

@@ -65,6 +65,12 @@ class Stream(Protocol):
 
     async def readline(self) -> bytes | None: ...
     def write(self, data: bytes) -> bool: ...
+    def pending_method(self, request_id: Any) -> str | None:
+        """The method of our request ``request_id`` while it waits for its answer; else None."""
+        known = isinstance(request_id, int) and not isinstance(request_id, bool)
+        pending = self._pending.get(request_id) if known else None
+        return pending.method if pending is not None and not pending.future.done() else None
+
     async def drain(self) -> None: ...
     async def wait(self) -> int: ...
     def stderr_tail(self, lines: int = 20) -> list[str]: ...
@@ -130,6 +136,12 @@ class Connection:
                 future.add_done_callback(_retrieved)
                 return request_id
         return None
+
+    def pending_method(self, request_id: Any) -> str | None:
+        """The method of our request ``request_id`` while it waits for its answer; else None."""
+        known = isinstance(request_id, int) and not isinstance(request_id, bool)
+        pending = self._pending.get(request_id) if known else None
+        return pending.method if pending is not None and not pending.future.done() else None
 
     async def drain(self) -> None:
         """Wait until what was written has gone to the agent."""

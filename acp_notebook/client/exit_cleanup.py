@@ -1,6 +1,7 @@
 """When the agent is gone, everything it left open in a session ends.
 
-Pending permissions end ``cancelled`` (a later ``select()`` says it is too late); unfinished tool
+Pending permissions end ``cancelled`` and pending elicitations ``cancel``, nothing sent (a later
+``select()`` / ``accept()`` says it is too late); unfinished tool
 calls end — ``failed`` with an "agent exited" note when it died, ``cancelled`` when it was closed
 on purpose; the waiting turn ends, with an ``error`` stop (the exit code and stderr tail as its
 details) when the exit was not expected.
@@ -11,16 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.state import SessionState
+from .elicitations import ElicitationDesk
 from .errors import AgentExited
 from .permissions import PermissionDesk
 from .turn_runner import TurnRunner
 
 
 def settle_exit(
-    state: SessionState, permissions: PermissionDesk, runner: TurnRunner, error: AgentExited, expected: bool
+    state: SessionState,
+    permissions: PermissionDesk,
+    elicitations: ElicitationDesk,
+    runner: TurnRunner,
+    error: AgentExited,
+    expected: bool,
 ) -> None:
     """End what the exited agent left open in one session."""
     lead = str(error).splitlines()[0]
+    elicitations.withdraw_all(
+        "the agent was closed" if expected else lead, "agent closed" if expected else "agent exited"
+    )
     if expected:
         permissions.withdraw_all("the agent was closed", "agent closed")
         end_tool_calls(state, "cancelled", None)

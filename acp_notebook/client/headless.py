@@ -4,7 +4,10 @@ While a cell waits for a turn (``session.prompt``, ``%%acp --wait``, ``%acp wait
 request still pending ``DELAY`` seconds after it arrived, when no view has rendered
 (``frontend.headless``), prints one line in *that* cell's output (the callback runs in the waiting
 cell's context, so ipykernel routes the print there): what is asked, its options, and the code
-that answers it. Each request is described once.
+that answers it. Each request is described once. So is each pending elicitation (a form: its
+message and fields; a URL: only ``scheme://host/path``). When such a wait gives up
+(``%%acp --timeout``), ``time_out`` answers the pending elicitations ``cancel`` (``who="timeout"``)
+in a run nobody watches: no click can come.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def notices(session: Any, name: str = "session") -> Iterator[None]:
     """While the body runs, describe each permission request left pending in a headless run."""
     watcher = _Watcher(session, name)
     unsubscribe = session.state.subscribe(watcher.changed)
-    for request in session.pending_permissions:
+    for request in [*session.pending_permissions, *session.pending_elicitations]:
         watcher.schedule(request.key)
     try:
         yield
@@ -59,9 +62,44 @@ def describe(
     )
 
 
+def describe_elicitation(
+    session: Any, elicitation: Any, name: str = "session", lead: str = "acp: waiting for an answer to"
+) -> str:
+    """One line: what ``elicitation`` asks, and how to answer it from code."""
+    pending = session.pending_elicitations
+    index = pending.index(elicitation) if elicitation in pending else 0
+    child = descendant(session.subagents, elicitation.session_id) if elicitation.session_id else None
+    who = f" (subagent {child.title or child.session_id!r})" if child else ""
+    ref = f"{name}.pending_elicitations[{index}]"
+    if elicitation.mode == "url":
+        what = f"consent to open {elicitation.redacted_url}"
+        how = f"{ref}.accept() (prints the URL to open), .decline() or .cancel()"
+    else:
+        fields = ", ".join(f.name + ("*" if f.required else "") for f in elicitation.fields) or "none"
+        what = f"a form (fields: {fields})"
+        how = f"{ref}.accept({{...}}), .decline() or .cancel()"
+    return (
+        f"{lead} {elicitation.key}{who} {elicitation.message!r}: {what} — answer with {how}, or set "
+        f"{name}.elicitation_handler = acp_notebook.policies.decline_elicitations()"
+    )
+
+
 def pending_lines(session: Any, name: str = "session") -> list[str]:
-    """``describe`` for every pending request (what a timed-out wait reports)."""
-    return [describe(session, request, name, "  pending:") for request in session.pending_permissions]
+    """``describe`` for every pending request and elicitation (what a timed-out wait reports)."""
+    lines = [describe(session, request, name, "  pending:") for request in session.pending_permissions]
+    asked = session.pending_elicitations
+    return lines + [describe_elicitation(session, e, name, "  pending:") for e in asked]
+
+
+def time_out(session: Any) -> int:
+    """A wait gave up: in a run nobody watches, answer every pending elicitation ``cancel``
+    (``who="timeout"``); how many."""
+    if frontend.rendered():
+        return 0
+    pending = list(session.pending_elicitations)
+    for elicitation in pending:
+        elicitation.cancel(by="timeout")
+    return len(pending)
 
 
 class _Watcher:
@@ -72,7 +110,7 @@ class _Watcher:
         self.handles: list[asyncio.TimerHandle] = []
 
     def changed(self, change: Any) -> None:
-        if change.kind == "permission" and change.created:
+        if change.kind in ("permission", "elicitation") and change.created:
             self.schedule(change.id)
 
     def schedule(self, key: str, delay: float | None = None) -> None:
@@ -81,7 +119,8 @@ class _Watcher:
         self.handles.append(handle)
 
     def check(self, key: str) -> None:
-        request = self.session.state.permissions.get(key)
+        state = self.session.state
+        request = state.permissions.get(key) or state.elicitations.get(key)
         described = _described.setdefault(self.session, set())
         if request is None or not request.pending or key in described or frontend.rendered():
             return
@@ -90,7 +129,8 @@ class _Watcher:
             self.schedule(key, left + DELAY)
             return
         described.add(key)
-        print(describe(self.session, request, self.name), file=sys.stdout, flush=True)
+        line = describe(self.session, request, self.name) if key in state.permissions else None
+        print(line or describe_elicitation(self.session, request, self.name), file=sys.stdout, flush=True)
 
     def stop(self) -> None:
         for handle in self.handles:

@@ -46,13 +46,16 @@ async def start_agent(
     terminals: bool = True,
     terminal_output: bool = True,
     record: str | os.PathLike | None = None,
+    elicitation_handler: Any = None,
 ) -> Agent:
     """Spawn an ACP agent (a command, or a known name such as ``"claude"``) and initialize it;
     ``protocol_version=1`` forces v1.
 
     ``files``/``terminals`` say whether a v1 agent is offered ``fs/*`` and ``terminal/*``;
     ``terminal_output`` offers the ``_meta.terminal_output`` extension (agent-run shell output);
-    ``record`` writes every line of the connection to that trace file (README "Record and replay").
+    ``record`` writes every line of the connection to that trace file (README "Record and replay");
+    ``elicitation_handler`` answers elicitations scoped to our own requests (``initialize``,
+    ``session/new`` …: ``agent.elicitation_handler``), from the first one on.
     """
     argv, _ = resolve(command)  # a known name means its table entry; a missing program, one line
     try:
@@ -61,8 +64,9 @@ async def start_agent(
         raise AgentStartError(f"could not start agent {command!r}: {exc}") from None
     try:
         agent = Agent(
-            process, files=files, terminals=terminals, terminal_output=terminal_output, record=record
-        )
+            process, files=files, terminals=terminals, terminal_output=terminal_output, record=record,
+            elicitation_handler=elicitation_handler,
+        )  # fmt: skip
     except OSError as exc:  # the trace file cannot be written
         await process.close(0.5)
         raise AgentStartError(f"could not record to {record!r}: {exc}") from None

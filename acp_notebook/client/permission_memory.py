@@ -5,7 +5,9 @@ from the request's subject (``protocol.subject``): the same tool kind and the sa
 (the program, plus its subcommand for ``git``, ``npm`` & co), else the same path root (the
 directory holding every path), else the kind alone. Later matching requests are answered the same
 way (``decided_by == "memory"``); an allow rule never matches a chained command. Every answer,
-whoever gave it, goes into the log with who decided, when, and the option.
+whoever gave it, goes into the log with who decided, when, and the option — an elicitation's too
+(``kind="elicitation"``: its action as ``outcome``, the values an accepted form sent, and a URL
+only as ``scheme://host/path``, never its query).
 """
 
 from __future__ import annotations
@@ -101,6 +103,9 @@ class Decision:
     option_id: str | None = None
     option_kind: str | None = None
     rule: PermissionRule | None = field(default=None, compare=False)  # the rule memory used
+    kind: str = "permission"  # or "elicitation"
+    values: dict[str, Any] | None = None  # what an accepted elicitation form sent (user data)
+    url: str | None = None  # an elicitation's URL, as ``scheme://host/path`` only
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict (``at`` as an ISO 8601 string)."""
@@ -126,6 +131,16 @@ class PermissionLog(Sequence):
         entry = Decision(
             who, at, request.key, request.tool_call_id, str(outcome.get("outcome")), option_id, kind, rule
         )
+        self._entries.append(entry)
+        return entry
+
+    def record_elicitation(self, elicitation: Any) -> Decision:
+        """Log the answer an elicitation just got (``outcome``: its action)."""
+        who = elicitation.decided_by or "user"
+        entry = Decision(
+            who, datetime.now(UTC), elicitation.key, elicitation.tool_call_id, str(elicitation.action),
+            kind="elicitation", values=elicitation.values, url=elicitation.redacted_url,
+        )  # fmt: skip
         self._entries.append(entry)
         return entry
 

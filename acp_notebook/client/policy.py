@@ -14,6 +14,9 @@ policies; this module only adapts them to a blocked cell):
   None`` (may be async); no answer cancels.
 
 When the policy names nothing the request offers, the turn is cancelled, with a message.
+Elicitations that arrive meanwhile are answered the same way — the session's
+``elicitation_handler``, then the policy's ``answer_elicitation`` — and otherwise ``cancel``
+(that elicitation only: the turn goes on), with a message.
 """
 
 from __future__ import annotations
@@ -82,6 +85,37 @@ async def decide_by(
         if choice in request.option_ids:
             return choice, who
     return None, "policy"
+
+
+async def decide_elicitation(
+    elicitation: Any, policy: Any, handler: Callable | None, notes: list[str], state: Any = None
+) -> tuple[Any, str]:
+    """The answer to an elicitation in a blocked cell (values, "decline" or "cancel") and who gave
+    it: the session's handler, then the policy, else ``"cancel"``."""
+    sources = [(handler, "policy" if isinstance(handler, policies.Policy) else "handler")]
+    sources.append((policies.as_policy(policy), "policy"))
+    for source, who in sources:
+        if source is None:
+            continue
+        try:
+            is_policy = isinstance(source, policies.Policy)
+            answer = source.answer_elicitation(elicitation, state) if is_policy else source(elicitation)
+            if inspect.isawaitable(answer):
+                answer = await asyncio.wait_for(answer, HANDLER_TIMEOUT)
+        except TimeoutError:
+            notes.append(f"acp: the elicitation handler gave no answer within {HANDLER_TIMEOUT:g} s")
+            continue
+        except Exception as exc:
+            notes.append(f"acp: the elicitation handler raised {exc!r}")
+            continue
+        if answer is not None:
+            return answer, who
+    notes.append(
+        f"acp: the agent asked {elicitation.message!r} ({elicitation.key}), but a blocked cell cannot show "
+        "it, so it was answered `cancel`. Answer from code with session.elicitation_handler = a function "
+        "returning values, 'decline' or 'cancel', or use `await session.prompt(...)` / `%%acp` and click."
+    )
+    return "cancel", "policy"
 
 
 def cancelled_note(request: Any, policy: Any) -> str:

@@ -1,9 +1,10 @@
 """What an agent's ``Sessions`` table routes to, and the parts it hands each session it opens.
 
 A ``Route`` is one session id's entry: its state and where its updates, permission requests,
-host requests and withdrawn requests go. A root session registers its own; a child session
-(a subagent, registered at run time) will be a route too — its own state, the root's permission
-desk — so routing any message is a table lookup, never a new path.
+elicitations (and their completions), host requests and withdrawn requests go. A root session
+registers its own; a child session (a subagent, registered at run time) is a route too — its own
+state, the root's permission and elicitation desks — so routing any message is a table lookup,
+never a new path.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class Route:
     withdrawn: Callable[[Any], bool]  # ``$/cancel_request`` for one of its requests
     exited: Callable[[AgentExited, bool], None]  # the agent is gone (expected or not)
     release: Callable[[], Awaitable[None]]  # free what it holds (terminals, its notebook server)
+    elicitation: Callable[[Request], object]  # ``elicitation/create`` scoped to it (answered later)
+    elicitation_done: Callable[[str], bool]  # ``elicitation/complete``: True if one waited for that id
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ each permission and v1 host request, in arrival order. Every prompt is a turn in
 (``turns.TurnQueue``): ``prompt`` awaits its turn and returns the stop reason (rule in
 ``protocol.turn``), ``prompt_task`` returns the task at once. ``cancel`` sends ``session/cancel``,
 answers every pending permission ``cancelled`` (and every write held for review rejected) and
-marks this turn's unfinished tool calls ``cancelled``.
+marks this turn's unfinished tool calls ``cancelled`` — but answers no elicitation (its scope does
+not tie it to the turn). ``close`` answers the pending elicitations ``cancel`` first.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..protocol.elicitation import Elicitation
 from ..protocol.jsonrpc import Request
 from ..protocol.permission import PermissionRequest
 from ..protocol.review import Review
@@ -25,6 +27,7 @@ from ..protocol.turn import Turn
 from . import blocking, headless, item_cancels, quiet, session_tables
 from .checkpoints.checkpointer import Checkpointer, checkpoint_wanted
 from .connection import DEFERRED
+from .elicitations import ElicitationDesk, ElicitationHandler
 from .errors import AcpError, AgentExited
 from .exit_cleanup import settle_exit
 from .host import FilePolicy, Host
@@ -69,6 +72,10 @@ class Session:
             self.state, conn.permission, conn.respond, note_unannounced=conn.announces_before_asking,
             cancel_turn=self.cancel, note_decider=parts.traffic.note_decider,
         )  # fmt: skip
+        self._elicitations = ElicitationDesk(
+            self.state, conn.respond, conn.offer.elicitation_modes, self._permissions.log,
+            fallback=lambda: self._permissions.handler, note_decider=parts.traffic.note_decider,
+        )  # fmt: skip
         wanted = checkpoint_wanted(cwd, checkpoints)
         busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end
         self.checkpoints = Checkpointer(self.state, cwd, session_id, busy) if wanted else None
@@ -77,7 +84,9 @@ class Session:
         self._queue = TurnQueue(conn.loop, self._runner.run, self.cancel, self._turn_failed)
         self._tasks: set[asyncio.Task] = set()  # host requests and cancels in flight
         self._notebook = notebook  # the `notebook` MCP server (new_session(share=))
-        self._children = Children(self.state, lambda: self.cwd, conn, self._permissions, parts, session_id)
+        self._children = Children(
+            self.state, lambda: self.cwd, conn, self._permissions, self._elicitations, parts, session_id
+        )
         if notebook is not None:
             notebook.bind(self.state, self._ask, self._permissions.wait)
         parts.register(session_id, self._route())
@@ -85,8 +94,13 @@ class Session:
     def _route(self) -> Route:
         return Route(
             self.state, self._take_update, self._take_permission, self._take_host_request,
-            self._permissions.cancel_request, self._agent_exited, self._release,
+            self._withdrawn, self._agent_exited, self._release, self._take_elicitation,
+            self._elicitations.complete,
         )  # fmt: skip
+
+    def _withdrawn(self, request_id: Any) -> bool:
+        """``$/cancel_request``: a pending permission or elicitation of this session's is answered."""
+        return self._permissions.cancel_request(request_id) or self._elicitations.cancel_request(request_id)
 
     # -- what it is -----------------------------------------------------------------------------
     @property
@@ -112,6 +126,30 @@ class Session:
     def pending_permissions(self) -> list[PermissionRequest]:
         """Permission requests still waiting for an answer: this session's and its subagents'."""
         return self._permissions.pending()
+
+    @property
+    def elicitation_handler(self) -> ElicitationHandler | None:
+        """``handler(elicitation) -> values | "decline" | "cancel" | None`` (sync or async), run
+        for each new elicitation (a policy works too); unset, a policy permission handler answers."""
+        return self._elicitations.handler
+
+    @elicitation_handler.setter
+    def elicitation_handler(self, handler: ElicitationHandler | None) -> None:
+        self._elicitations.handler = handler
+
+    @property
+    def pending_elicitations(self) -> list[Elicitation]:
+        """Elicitations (forms, URLs) still waiting for an answer: this session's and its subagents'."""
+        return self._elicitations.pending()
+
+    def dismiss_elicitation(self, key: str) -> bool:
+        """Close a URL elicitation's card that waits for the agent (``status`` ``dismissed``)."""
+        return self._elicitations.dismiss(key)
+
+    @property
+    def elicitation_desk(self) -> ElicitationDesk:
+        """This session's elicitation desk (``standing_in`` for a turn's policy, ``answer``)."""
+        return self._elicitations
 
     @property
     def pending_reviews(self) -> list[Review]:
@@ -213,13 +251,20 @@ class Session:
         self._permissions.receive(request, self.turn)
         return DEFERRED
 
+    def _take_elicitation(self, request: Request) -> object:
+        elicitation = self._elicitations.receive(request)
+        if elicitation.tool_call_id is not None and elicitation.tool_call_id not in self.state.tool_calls:
+            message = f"{elicitation.key} names unknown tool call {elicitation.tool_call_id!r}"
+            self.state.diagnose("elicitation-unknown-tool-call", message, level="info")
+        return DEFERRED
+
     def _take_host_request(self, request: Request) -> object:
         self._spawn(self._host.answer(request, self._conn))
         return DEFERRED
 
     def _agent_exited(self, error: AgentExited, expected: bool) -> None:
         """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
-        settle_exit(self.state, self._permissions, self._runner, error, expected)
+        settle_exit(self.state, self._permissions, self._elicitations, self._runner, error, expected)
         self._spawn(self._release())
 
     # -- turns ----------------------------------------------------------------------------------
@@ -246,8 +291,11 @@ class Session:
 
     async def wait_blocking(self, task: asyncio.Task, permissions: Any = None) -> str | None:
         """``wait_turn`` for a caller that blocks (no clicks arrive): ``permissions`` (a policy)
-        answers requests after the handler, else the turn is cancelled; SIGINT cancels it."""
-        return await blocking.wait_blocking(self.wait_turn(task), self._permissions, self.cancel, permissions)
+        answers requests after the handler, else the turn is cancelled (an elicitation nothing
+        answers: ``cancel``); SIGINT cancels it."""
+        return await blocking.wait_blocking(
+            self.wait_turn(task), self._permissions, self.cancel, permissions, self._elicitations
+        )
 
     async def wait_idle(
         self, timeout: float | None = None, grace: float = CANCEL_GRACE, *, background: bool = False
@@ -271,7 +319,10 @@ class Session:
         """Block until the turn ends; ``permissions`` answers requests (default: cancel the turn)."""
         blocks = to_blocks(prompt)
         turn = lambda: self.prompt(blocks)  # noqa: E731 - made on the loop
-        return blocking.prompt_sync(turn, self._permissions, self.cancel, self._conn.loop(), permissions)
+        loop = self._conn.loop()
+        return blocking.prompt_sync(
+            turn, self._permissions, self.cancel, loop, permissions, self._elicitations
+        )
 
     def _turn_failed(self, error: BaseException) -> None:
         self.state.diagnose("turn-error", f"the turn failed: {str(error).splitlines()[0]}", level="error")
@@ -303,6 +354,7 @@ class Session:
         self.drop_queued()
         if self.running:
             await self.cancel()
+        self._elicitations.cancel_all("session closed")
         await self._conn.close_session(self.session_id)
         self._runner.end_running(CANCELLED)  # the agent will say no more about this session
         await self._release()

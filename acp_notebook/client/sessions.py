@@ -12,6 +12,13 @@ counters — the traffic ring and the trace keep every such message whole, and t
 child's that came before its announcement (``child-before-announcement``); a request
 for one is answered ``-32002`` (resource not found), never left waiting. The agent's login status
 (``_auth/status_update``) is agent-wide: kept here and told to every session.
+
+``elicitation/create`` is routed by its scope: a ``sessionId`` to that session's route (a child's
+to the root's desk; unknown: -32002), a ``requestId`` naming one of our own pending requests that
+may ask (``ELICITATION_SCOPES``: ``initialize``, a login, ``session/new``, a resume) to the agent's
+desk (``agent.pending_elicitations``; anything else: -32602), as is a mode we did not advertise or
+a malformed request. ``elicitation/complete`` goes to whichever desk holds that ``elicitationId``
+(none: ignored, noted as info).
 """
 
 from __future__ import annotations
@@ -23,8 +30,11 @@ from typing import Any
 
 from ..protocol.auth_status import AuthStatus, read_auth_status
 from ..protocol.diagnostics import Diagnostic
-from ..protocol.jsonrpc import RESOURCE_NOT_FOUND, Notification, Request
+from ..protocol.elicitation import check_params
+from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, Notification, Request
 from ..protocol.trace import id_key
+from .connection import DEFERRED
+from .elicitations import ElicitationDesk
 from .errors import AcpError, AgentExited, RpcError
 from .host import FilePolicy
 from .notebook_link import NotebookLink
@@ -32,7 +42,7 @@ from .recorder import Traffic
 from .routing import Route, SessionParts
 from .session import Session
 from .summary import AgentSummary
-from .wire import AgentConnection
+from .wire import ELICITATION_SCOPES, AgentConnection
 
 UNKNOWN_KEPT = 20  # messages for unknown sessions kept as diagnostics; the rest are only counted
 UNKNOWN_IDS = 100  # unknown session ids counted by name; any further ones count under OTHER
@@ -48,12 +58,17 @@ class Sessions:
         diagnose: Callable[[Diagnostic], None],
         traffic: Traffic,
         agent_summary: Callable[[], AgentSummary],
+        elicitations: ElicitationDesk,
+        pending_method: Callable[[Any], str | None],
     ) -> None:
         self._diagnose, self._traffic, self._agent_summary = diagnose, traffic, agent_summary
+        self._elicitations = elicitations  # the agent's: request-scoped elicitations
+        self._pending_method = pending_method  # our request by id, while it waits: its method
         self._conn: AgentConnection | None = None
         self._sessions: dict[str, Session] = {}  # the sessions opened on this agent
         self._routes: dict[str, Route] = {}  # every session id messages may name
         self._requests: dict[Any, str] = {}  # the agent's pending request id -> its session id
+        self._agent_requests: set[Any] = set()  # the agent's request-scoped elicitations' ids
         self.auth_status: AuthStatus | None = None  # the last the agent reported (agent-wide)
         self.unknown: dict[str, int] = {}  # unknown session id -> messages received for it
         self._unknown_total = 0
@@ -172,6 +187,7 @@ class Sessions:
         self._sessions.clear()
         self._routes.clear()
         self._requests.clear()
+        self._agent_requests.clear()
 
     # -- what the agent sends (the ``Handlers``) -------------------------------------------------------
     def on_update(self, message: Notification) -> None:
@@ -193,11 +209,57 @@ class Sessions:
         """``fs/*`` and ``terminal/*`` (v1, where offered): to its session."""
         return self._route_of(request)[1].host_request(request)
 
+    def on_elicitation(self, request: Request) -> Any:
+        """``elicitation/create``: to its session, or to the agent's desk when it names one of our
+        pending requests (answered later); an invalid one is answered -32602 at once."""
+        params = request.params if isinstance(request.params, dict) else {}
+        problem = check_params(params, self._elicitations.modes)
+        if problem is not None:
+            raise RpcError(INVALID_PARAMS, problem)
+        if params.get("sessionId") is None:
+            scope = self._request_scope(params.get("requestId"))
+            self._elicitations.receive(request, scope)
+            self._agent_requests.add(id_key(request.id))
+            return DEFERRED
+        session_id, route = self._route_of(request)
+        self._requests[id_key(request.id)] = session_id
+        return route.elicitation(request)
+
+    def _request_scope(self, request_id: Any) -> dict[str, Any]:
+        method = self._pending_method(request_id)
+        if method not in ELICITATION_SCOPES:
+            what = f"our pending {method}" if method else "no pending request of ours"
+            raise RpcError(INVALID_PARAMS, f"requestId {request_id!r} names {what}: it cannot ask the user")
+        return {"id": request_id, "method": method}
+
+    def on_elicitation_complete(self, message: Notification) -> None:
+        """``elicitation/complete``: the desk holding that URL elicitation marks it done; an
+        unknown or repeated id is ignored."""
+        params = message.params if isinstance(message.params, dict) else {}
+        elicitation_id = params.get("elicitationId")
+        if isinstance(elicitation_id, str):
+            desks = [
+                self._elicitations.complete,
+                *(route.elicitation_done for route in self._routes.values()),
+            ]
+            if any(done(elicitation_id) for done in desks):
+                return
+        note = (
+            f"elicitation/complete for {elicitation_id!r}: no accepted URL elicitation waits for it (ignored)"
+        )
+        self._diagnose(Diagnostic("elicitation-complete-ignored", note, level="info"))
+
     def on_cancel_request(self, message: Notification) -> None:
-        """``$/cancel_request``: the session holding that request answers it ``cancelled``."""
+        """``$/cancel_request``: the session (or the agent's desk) holding that request answers it
+        ``cancelled`` / ``cancel``."""
         params = message.params if isinstance(message.params, dict) else {}
         request_id = params.get("requestId")
-        route = self._routes.get(self._requests.pop(id_key(request_id), None))  # type: ignore[arg-type]
+        key = id_key(request_id)
+        if key in self._agent_requests:
+            self._agent_requests.discard(key)
+            self._elicitations.cancel_request(request_id)
+            return
+        route = self._routes.get(self._requests.pop(key, None))  # type: ignore[arg-type]
         if route is not None:
             route.withdrawn(request_id)
 

@@ -4,7 +4,8 @@ they are announced, each with its own state, asking through the root session's p
 A child is read-only: it has no ``prompt``, ``set_mode``, ``set_config_option`` or ``close``; it
 permits only what its own ``capabilities`` grant — today ``cancel``. Its updates go to its own
 ``SessionState`` (never to its parent's); its permission requests go to the root session's desk,
-handler and policies (``session.pending_permissions``, ``request.session_id`` the child's).
+handler and policies (``session.pending_permissions``, ``request.session_id`` the child's), and so
+do its elicitations (``session.pending_elicitations``).
 Children nest: a child's own ``subagent_update`` registers a grandchild the same way. A later
 update never moves a child to another parent. What the parent was told about the child (title,
 state, capabilities …) is the parent state's record (``protocol.subagents``).
@@ -22,6 +23,7 @@ from ..protocol.state import SessionState
 from ..protocol.subagents import SubagentInfo
 from . import item_cancels, session_tables
 from .connection import DEFERRED
+from .elicitations import ElicitationDesk
 from .errors import AgentExited, RpcError
 from .exit_cleanup import end_tool_calls, exit_note
 from .permissions import PermissionDesk
@@ -40,10 +42,12 @@ class Children:
         cwd: Callable[[], str | None],
         conn: AgentConnection,
         desk: PermissionDesk,
+        elicit: ElicitationDesk,
         parts: SessionParts,
         parent_id: str,
     ) -> None:
         self._state, self._cwd, self._conn, self._desk, self._parts = state, cwd, conn, desk, parts
+        self._elicit = elicit
         self._parent_id = parent_id
         self._by_id: dict[str, Subagent] = {}
 
@@ -63,7 +67,9 @@ class Children:
             )
             self._state.diagnose("subagent-not-moved", message, {"sessionId": child_id})
             return
-        self._by_id[child_id] = Subagent(child_id, self._parent_id, self, self._conn, self._desk, self._parts)
+        self._by_id[child_id] = Subagent(
+            child_id, self._parent_id, self, self._conn, self._desk, self._elicit, self._parts
+        )
 
     def info(self, child_id: str) -> SubagentInfo:
         """What this session was told about child ``child_id``."""
@@ -107,20 +113,34 @@ class Subagent:
         siblings: Children,
         conn: AgentConnection,
         desk: PermissionDesk,
+        elicit: ElicitationDesk,
         parts: SessionParts,
     ) -> None:
         self.session_id, self.parent_id = session_id, parent_id
         self.state = SessionState()
         self.state.traffic_source = lambda: parts.traffic.ring.list(session_id)  # its `traffic` table
-        self._siblings, self._conn, self._desk, self._parts = siblings, conn, desk, parts
-        self._children = Children(self.state, lambda: self.cwd, conn, desk, parts, session_id)
+        self._siblings, self._conn, self._desk, self._elicit, self._parts = (
+            siblings,
+            conn,
+            desk,
+            elicit,
+            parts,
+        )
+        self._children = Children(self.state, lambda: self.cwd, conn, desk, elicit, parts, session_id)
         parts.register(session_id, self._route())
 
     def _route(self) -> Route:
         return Route(
             self.state, self._take_update, self._take_permission, _no_host,
-            self._desk.cancel_request, self._exited, _nothing,
+            self._withdrawn, self._exited, _nothing, self._take_elicitation, self._elicit.complete,
         )  # fmt: skip
+
+    def _withdrawn(self, request_id: Any) -> bool:
+        return self._desk.cancel_request(request_id) or self._elicit.cancel_request(request_id)
+
+    def _take_elicitation(self, request: Request) -> object:
+        self._elicit.receive(request)  # asked on the root session's desk, like its permissions
+        return DEFERRED
 
     # -- what the parent was told ---------------------------------------------------------------
     @property

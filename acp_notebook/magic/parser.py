@@ -105,6 +105,12 @@ def _cell() -> _Parser:
         "or a variable holding an acp_notebook.policies policy",
     )
     p.add_argument(
+        "--elicitations",
+        choices=("decline", "cancel", "ask"),
+        help="answer this turn's elicitations (forms, URLs the agent asks about): decline, cancel, "
+        "or ask (leave them to you, not the handler)",
+    )
+    p.add_argument(
         "--agents",
         metavar="A,B,...",
         help="compare: run the prompt on each of these agents, each in its own copy of --cwd",

@@ -89,7 +89,8 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
         print(f"`{args.name}` is busy: this prompt is queued and starts when the running turn ends.")
     turn.show(queued)
     policy = waiting.policy_named(args.permissions, commands.shell.user_ns)
-    on_start, on_end = waiting.turn_hooks(session, policy, turn.started, turn.ended)
+    elicitations = waiting.elicitations_named(args.elicitations)
+    on_start, on_end = waiting.turn_hooks(session, policy, turn.started, turn.ended, elicitations)
     task = session.prompt_task(text, on_start=on_start, on_end=on_end)
     task.add_done_callback(lambda t: _needs_login(commands, args.name, text, t))
     if not args.wait:

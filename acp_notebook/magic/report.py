@@ -63,10 +63,13 @@ def sessions_report(registry: Registry) -> list[str]:
 
 
 def permission_lines(session: Any) -> list[str]:
-    """The pending permission requests of a session."""
-    return [
+    """The pending permission requests and elicitations of a session."""
+    asked = [
         f"    waiting for an answer: {p.key} {p.title!r}, options {', '.join(p.option_ids)}"
         for p in session.pending_permissions
+    ]
+    return asked + [
+        f"    waiting for an answer: {e.key} {e.message!r} ({e.mode})" for e in session.pending_elicitations
     ]
 
 

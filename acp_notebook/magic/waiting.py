@@ -2,13 +2,16 @@
 
 ``%%acp --permissions NAME`` answers this turn's permission requests with a policy (a built-in
 name of ``acp_notebook.policies``, or a variable of the user's namespace holding one), before the
-session's own handler; the handler is back when the turn ends. ``--timeout S`` bounds the wait:
-on timeout the cell fails with one message saying what is pending and how to answer it (the turn
-goes on: answer it, or ``%acp cancel``). ``%acp wait --background`` also waits for background work
-(subagents, background commands, and the turns the agent then starts itself), so a papermill or
-nbclient run can end with it. While a cell waits in a run nobody watches, each pending request is
-described once in its output (``client.headless``, under the cell's session name). Both waits keep
-a kernel interrupt from sleeping in the loop until something else wakes it (``wake``).
+session's own handler; the handler is back when the turn ends. ``--elicitations decline|cancel|ask``
+does the same for the turn's elicitations (``ask``: the user answers, not the handler).
+``--timeout S`` bounds the wait: on timeout the cell fails with one message saying what is pending
+and how to answer it (the turn goes on: answer it, or ``%acp cancel``); in a run nobody watches,
+the pending elicitations are answered ``cancel`` then (``who="timeout"``). ``%acp wait
+--background`` also waits for background work (subagents, background commands, and the turns the
+agent then starts itself), so a papermill or nbclient run can end with it. While a cell waits in
+a run nobody watches, each pending request and elicitation is described once in its output
+(``client.headless``, under the cell's session name). Both waits keep a kernel interrupt from
+sleeping in the loop until something else wakes it (``wake``).
 """
 
 from __future__ import annotations
@@ -33,21 +36,44 @@ def policy_named(name: str | None, namespace: dict[str, Any]) -> policies.Policy
         raise MagicError(str(exc).strip("'\""), "UsageError") from None
 
 
-def turn_hooks(session: Any, policy: policies.Policy | None, on_start: Callable, on_end: Callable) -> tuple:
-    """``on_start`` / ``on_end`` that also put ``policy`` in front of the handler for the turn."""
-    if policy is None:
+def elicitations_named(name: str | None) -> policies.Policy | None:
+    """The policy ``--elicitations NAME`` names (None without the option)."""
+    if name is None:
+        return None
+    try:
+        return policies.elicitations_named(name)
+    except KeyError as exc:
+        raise MagicError(str(exc).strip("'\""), "UsageError") from None
+
+
+def turn_hooks(
+    session: Any,
+    policy: policies.Policy | None,
+    on_start: Callable,
+    on_end: Callable,
+    elicitations: policies.Policy | None = None,
+) -> tuple:
+    """``on_start`` / ``on_end`` that also put ``policy`` in front of the permission handler, and
+    ``elicitations`` in place of the elicitation handler, for the turn."""
+    if policy is None and elicitations is None:
         return on_start, on_end
     saved: dict[str, Any] = {}
 
     def start() -> None:
-        saved["handler"] = previous = session.permission_handler
-        saved["ours"] = policy if previous is None else policy | previous
-        session.permission_handler = saved["ours"]
+        if policy is not None:
+            saved["handler"] = previous = session.permission_handler
+            saved["ours"] = policy if previous is None else policy | previous
+            session.permission_handler = saved["ours"]
+        if elicitations is not None:
+            saved["elicitation_handler"] = session.elicitation_handler
+            session.elicitation_handler = elicitations
         on_start()
 
     def end() -> None:
-        if session.permission_handler is saved.get("ours"):
+        if policy is not None and session.permission_handler is saved.get("ours"):
             session.permission_handler = saved.get("handler")
+        if elicitations is not None and session.elicitation_handler is elicitations:
+            session.elicitation_handler = saved.get("elicitation_handler")
         on_end()
 
     return start, end
@@ -85,7 +111,10 @@ def timed_out(session: Any, name: str, timeout: float, what: str) -> MagicError:
     """The one message of a wait that gave up: what is pending, how to answer or cancel."""
     lines = [f"`{name}`: gave up waiting after {timeout:g} s; {what} (%acp cancel --name {name} stops it)"]
     pending = headless.pending_lines(session, name)
-    lines += pending or ["no permission request is pending"]
+    lines += pending or ["no permission request or elicitation is pending"]
+    cancelled = headless.time_out(session)
+    if cancelled:
+        lines.append(f"({cancelled} pending elicitation(s) answered `cancel`: nobody can answer them here)")
     return MagicError("\n".join(lines), "TimeoutError")
 
 

@@ -1,7 +1,8 @@
-"""The pure core: JSON-RPC framing, the session-state reducer and permission model. No I/O."""
+"""The pure core: JSON-RPC framing, the session-state reducer, permission and elicitation models. No I/O."""
 
 from .changes import Change
 from .diagnostics import Diagnostic
+from .elicitation import Elicitation, ElicitationAlreadyAnswered, ElicitationInvalid, ElicitationTooLate
 from .jsonrpc import ErrorObject, Notification, Parsed, Request, Response, encode, encode_batch, parse_line
 from .messages import Message, Plan
 from .permission import PermissionAlreadyAnswered, PermissionRequest, PermissionTooLate
@@ -13,6 +14,10 @@ from .v1 import normalize_v1_update, unified_patch
 __all__ = [
     "Change",
     "Diagnostic",
+    "Elicitation",
+    "ElicitationAlreadyAnswered",
+    "ElicitationInvalid",
+    "ElicitationTooLate",
     "ErrorObject",
     "Message",
     "Notification",

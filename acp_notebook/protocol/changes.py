@@ -12,7 +12,7 @@ class Change:
 
     ``kind`` is one of ``tool_call``, ``terminal``, ``message``, ``plan``, ``permission``,
     ``run_state``, ``session``, ``notice``, ``other``, ``diagnostic``, ``subagent``,
-    ``session_message``, ``turn`` (``id``: its number from 1); ``id`` names the item.
+    ``session_message``, ``turn`` (``id``: its number from 1), ``elicitation``; ``id`` names the item.
     ``replaced`` marks a terminal snapshot (``data`` is then the whole new output).
     """
 

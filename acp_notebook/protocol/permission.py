@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import answering
 from .diagnostics import Diagnostic
 from .patch import is_absolute, type_name
 
@@ -57,7 +58,7 @@ class PermissionRequest:
         self.outcome: dict[str, Any] | None = None
         self.decided_by: str | None = None  # who answered ("user", "policy", ...), as given to select
         self.on_answer = on_answer
-        self._answering = False
+        self.answering = False  # an answer is being sent (``answering.give``)
         self.too_late: str | None = None  # why it can no longer be answered (``withdraw``)
         self.shown_before: dict[str, Any] | None = None  # what its subject emptied (``emptied``)
         self.diagnostics: list[Diagnostic] = []
@@ -128,29 +129,10 @@ class PermissionRequest:
 
     def withdraw(self, reason: str, *, by: str) -> bool:
         """End ``cancelled`` without sending (nobody to send to); False if it was not pending."""
-        if self.outcome is not None or self._answering:
-            return False
-        self.outcome, self.decided_by, self.too_late = {"outcome": "cancelled"}, by, reason
-        return True
+        return answering.withdraw(self, {"outcome": "cancelled"}, reason, by)
 
     def _answer(self, outcome: dict[str, Any], by: str | None = None) -> None:
-        if self.too_late is not None:
-            raise PermissionTooLate(
-                f"too late to answer permission {self.key}: {self.too_late}; it was cancelled"
-            )
-        if self.outcome is not None or self._answering:
-            already = self.outcome or "an answer being sent"
-            raise PermissionAlreadyAnswered(f"permission {self.key} was already answered: {already}")
-        self._answering, self.decided_by = True, by  # on_answer may read who decides
-        try:
-            if self.on_answer is not None:
-                self.on_answer(self, outcome)  # sends the response; if it raises, still pending
-        except BaseException:
-            self.decided_by = None
-            raise
-        finally:
-            self._answering = False
-        self.outcome = outcome
+        answering.give(self, outcome, by, PermissionAlreadyAnswered, PermissionTooLate, "permission")
 
     def __repr__(self) -> str:
         state = "pending" if self.pending else self.outcome

@@ -27,6 +27,7 @@ from .auth_status import AuthStatus
 from .changes import Change, Observer, Observers
 from .content import clean_item, terminal_refs
 from .diagnostics import Diagnostic
+from .elicitation import Elicitation
 from .messages import PLAN_KINDS, ROLES, Conversation, Message, Plan
 from .patch import type_name
 from .permission import SHOWN_FIELDS, PermissionRequest, emptied
@@ -64,6 +65,8 @@ class SessionState:
         self.plans: dict[str, Plan] = self._conversation.plans
         self.permissions: dict[str, PermissionRequest] = {}
         self.permission_times: dict[str, tuple[float, float | None]] = {}  # key -> (asked, answered)
+        self.elicitations: dict[str, Elicitation] = {}  # the agent's questions (form / URL), by key
+        self.elicitation_times: dict[str, tuple[float, float | None]] = {}  # key -> (asked, answered)
         self.timeline: list[tuple[str, Any]] = []
         self.file_writes: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
@@ -350,6 +353,30 @@ class SessionState:
     def pending_permissions(self) -> list[PermissionRequest]:
         """Permission requests still waiting for an answer, oldest first."""
         return [p for p in self.permissions.values() if p.pending]
+
+    # -- elicitations ----------------------------------------------------------------------------
+    def add_elicitation(self, elicitation: Elicitation) -> None:
+        """Record an elicitation (its problems as diagnostics); whoever answers, completes or
+        dismisses it then calls ``elicitation_changed``."""
+        for diag in elicitation.diagnostics:
+            self.diagnose(diag.code, diag.message, diag.detail, diag.level)
+        self.elicitation_times.setdefault(elicitation.key, (self._clock(), None))
+        self.elicitations[elicitation.key] = elicitation
+        self._note("elicitation", elicitation.key)
+        self._changed("elicitation", elicitation.key, (), True)
+
+    def elicitation_changed(self, elicitation: Elicitation, fields: tuple[str, ...] = ("outcome",)) -> None:
+        """Note when ``elicitation`` got its answer (``elicitation_times``) and tell observers what
+        changed (``outcome``, ``completed``, ``dismissed``)."""
+        times = self.elicitation_times.get(elicitation.key)
+        if times is not None and times[1] is None and not elicitation.pending:
+            self.elicitation_times[elicitation.key] = (times[0], self._clock())
+        self._changed("elicitation", elicitation.key, fields)
+
+    @property
+    def pending_elicitations(self) -> list[Elicitation]:
+        """Elicitations still waiting for an answer, oldest first."""
+        return [e for e in self.elicitations.values() if e.pending]
 
     def record_file_write(self, path: str, old_text: str | None, new_text: str) -> None:
         """Record a file the agent wrote through the client, as a v1-shaped diff."""

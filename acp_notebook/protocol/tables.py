@@ -17,6 +17,13 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
   the selected id, ``decision`` its kind; ``decided_by`` as given to ``select``/``cancel`` (None:
   unknown); ``asked_at``/``answered_at`` from ``state.permission_times`` (``add_permission`` and
   ``permission_answered`` note them).
+- ``elicitations``: one row per question the agent asked (``elicitation/create``): ``mode``
+  (``form``/``url``), ``scope`` (the method of our request a request-scoped one belongs to, else
+  None), ``fields`` (the form's field names), ``action`` (``accept``/``decline``/``cancel``, None
+  while pending), ``values`` (what an accepted form sent: the user's data), ``url`` (only
+  ``scheme://host/path``: never a query), ``status`` (``Elicitation.status``), ``decided_by``,
+  ``asked_at``/``answered_at`` from ``state.elicitation_times``. In a tree, an elicitation is
+  recorded on the root's state (the desk) and names the session that asked, as permissions do.
 - ``session_messages``: one row per message between sessions in this session's transcript (its
   own view: outgoing on the sender's session, incoming on the recipient's); ``text`` joins the
   text blocks, ``blocks`` counts the content blocks, ``chunks`` those that streamed.
@@ -44,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .content import terminal_refs
 
 if TYPE_CHECKING:
+    from .elicitation import Elicitation
     from .messages import Message
     from .permission import PermissionRequest
     from .session_messages import SessionMessage
@@ -66,6 +74,10 @@ class Tabled(Protocol):
     def permissions(self) -> Mapping[str, PermissionRequest]: ...
     @property
     def permission_times(self) -> Mapping[str, tuple[float, float | None]]: ...
+    @property
+    def elicitations(self) -> Mapping[str, Elicitation]: ...
+    @property
+    def elicitation_times(self) -> Mapping[str, tuple[float, float | None]]: ...
     @property
     def session_messages(self) -> Mapping[str, SessionMessage]: ...
     @property
@@ -117,6 +129,22 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "answered_at",
     ),
     "traffic": ("index", "direction", "time", "kind", "method", "update", "id", "size"),
+    "elicitations": (
+        "key",
+        "request_id",
+        "tool_call_id",
+        "mode",
+        "scope",
+        "message",
+        "fields",
+        "action",
+        "values",
+        "url",
+        "status",
+        "decided_by",
+        "asked_at",
+        "answered_at",
+    ),
     "session_messages": (
         "id",
         "sender_session_id",
@@ -140,6 +168,7 @@ _TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "terminals": (("first_seen", "last_seen"), ("exit_code", "bytes"), (), ("duration",)),
     "permissions": (("asked_at", "answered_at"), (), (), ()),
     "traffic": ((), ("index", "size"), (), ("time",)),
+    "elicitations": (("asked_at", "answered_at"), (), (), ()),
     "session_messages": (("first_seen", "last_seen"), ("blocks", "chunks"), (), ()),
 }
 
@@ -330,6 +359,34 @@ def decision(perm: PermissionRequest) -> str | None:
     return None
 
 
+# -- elicitations -------------------------------------------------------------------------------
+def elicitation_rows(state: Tabled) -> list[Row]:
+    """One row per elicitation, in arrival order."""
+    times = state.elicitation_times
+    return [elicitation_row(e, times.get(e.key, (None, None))) for e in state.elicitations.values()]
+
+
+def elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -> Row:
+    """One elicitation's row, with its (asked, answered) times."""
+    scope = (e.scope_request or {}).get("method")
+    return {
+        "key": e.key,
+        "request_id": e.request_id,
+        "tool_call_id": e.tool_call_id,
+        "mode": e.mode,
+        "scope": scope if isinstance(scope, str) else None,
+        "message": e.message,
+        "fields": [f.name for f in e.fields],
+        "action": e.action,
+        "values": json.loads(json.dumps(e.values)) if e.values is not None else None,
+        "url": e.redacted_url,
+        "status": e.status,
+        "decided_by": e.decided_by,
+        "asked_at": times[0],
+        "answered_at": times[1],
+    }
+
+
 # -- traffic ------------------------------------------------------------------------------------
 def traffic_rows(state: Tabled) -> list[Row]:
     """One row per recorded entry of ``state.traffic_source`` ([] when there is none)."""
@@ -389,4 +446,5 @@ BUILDERS: dict[str, Callable[[Tabled], list[Row]]] = {
     "permissions": permission_rows,
     "traffic": traffic_rows,
     "session_messages": session_message_rows,
+    "elicitations": elicitation_rows,
 }

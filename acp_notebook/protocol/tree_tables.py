@@ -23,6 +23,7 @@ from .tables import (
     KINDS,
     Row,
     Tabled,
+    elicitation_row,
     permission_row,
     tool_call_row,
     traffic_pairs,
@@ -53,7 +54,7 @@ def tree_records(
 ) -> list[Row]:
     """The rows of table ``kind`` for every member of a session tree, led by ``session_id`` and
     ``parent_session_id``; ``traffic``: the tree's entries (for ``kind="traffic"``); ``desk``: the
-    state holding the permission requests (the root's; default: the first member's)."""
+    state holding the permission requests and elicitations (the root's; default: the first member's)."""
     if kind not in BUILDERS:
         raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
     parents = parents_of(members)
@@ -62,6 +63,8 @@ def tree_records(
     asked = _asked_in_tree(members, desk if desk is not None else members[0].state)
     if kind == "permissions":
         return [_in_tree(permission_row(p, times), sid, parents) for p, sid, times in asked]
+    if kind == "elicitations":
+        return _elicitations_in_tree(members, desk if desk is not None else members[0].state, parents)
     if kind == "tool_calls":
         return _tree_tool_calls(members, asked, parents)
     build = BUILDERS[kind]
@@ -88,6 +91,20 @@ def _tree_tool_calls(
         for tc_id, tc in m.state.tool_calls.items():
             row = tool_call_row(tc, m.state.terminals, latest.get((m.session_id, tc_id)))
             rows.append(_in_tree(row, m.session_id, parents))
+    return rows
+
+
+def _elicitations_in_tree(
+    members: Sequence[Member], desk: Tabled, parents: Mapping[str, str | None]
+) -> list[Row]:
+    """The elicitations on ``desk`` the tree's sessions asked (one naming no session: the first
+    member's)."""
+    rows = []
+    for e in desk.elicitations.values():
+        sid = e.session_id if e.session_id is not None else members[0].session_id
+        if sid in parents:
+            times = desk.elicitation_times.get(e.key, (None, None))
+            rows.append(_in_tree(elicitation_row(e, times), sid, parents))
     return rows
 
 

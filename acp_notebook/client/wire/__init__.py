@@ -17,12 +17,13 @@ from ..._version import __version__
 from ..connection import Connection
 from ..errors import AcpError, ProtocolVersionError
 from .auth import AuthMethod
-from .base import AgentConnection, Handlers, Offer, Routes, Unsupported
+from .base import ELICITATION_SCOPES, AgentConnection, Handlers, Offer, Routes, Unsupported, early_routes
 from .v1 import ConnectionV1, client_capabilities, meta_offers
 from .v2 import ConnectionV2
 
 __all__ = [
     "CLIENT_INFO",
+    "ELICITATION_SCOPES",
     "SUPPORTED_VERSIONS",
     "AgentConnection",
     "AuthMethod",
@@ -51,8 +52,10 @@ async def initialize(
 ) -> AgentConnection:
     """Send ``initialize`` and return the connection of the version the agent answers (1 or 2),
     routed to ``handlers`` in the reader as the answer arrives: what the agent sends right after
-    it (its ``_auth/status_update``) finds its handler."""
+    it (its ``_auth/status_update``) finds its handler. Meanwhile only a request-scoped
+    elicitation about ``initialize`` itself is routed (``early_routes``)."""
     adopted: list[AgentConnection] = []
+    rpc.route(early_routes(handlers), null_ids=True)
 
     def adopt(result: Any) -> None:
         with contextlib.suppress(AcpError):  # the request raises it below
@@ -76,6 +79,8 @@ def initialize_params(offer: Offer, protocol_version: int = 2) -> dict[str, Any]
     }
     if protocol_version >= 2:
         capabilities: dict[str, Any] = {"auth": {"terminal": {}}} if offer.terminal_auth else {}
+        if offer.elicitation:
+            capabilities["elicitation"] = offer.elicitation_capability()
         meta = meta_offers(offer)
         if meta:
             capabilities["_meta"] = meta

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ...protocol.elicitation import MODES as ELICITATION_MODES
 from ...protocol.jsonrpc import AUTH_REQUIRED, ErrorObject, Notification, Request
 from ...protocol.permission import PermissionRequest
 from ...protocol.state import Incoming
@@ -27,6 +28,10 @@ from ..errors import AcpError, AuthRequired, RpcError
 from .auth import AuthMethod, read_method
 
 CANCEL_REQUEST = "$/cancel_request"
+# our requests a request-scoped elicitation may name (``requestId``): the start, login and opening
+ELICITATION_SCOPES = frozenset(
+    {"initialize", "authenticate", "auth/login", "session/new", "session/resume", "session/load"}
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,16 @@ class Offer:
     terminals: bool = True
     terminal_output: bool = True  # v1 extension: agent-run shell output in ``_meta`` (Zed's)
     terminal_auth: bool = True  # we can run a login in an interactive terminal
+    elicitation: bool = True  # form and URL elicitations (``elicitation/create``)
+
+    @property
+    def elicitation_modes(self) -> tuple[str, ...]:
+        """The elicitation modes advertised (what ``elicitation/create`` may ask)."""
+        return ELICITATION_MODES if self.elicitation else ()
+
+    def elicitation_capability(self) -> dict[str, Any]:
+        """The ``elicitation`` capability object: ``{"form": {}, "url": {}}`` (each mode explicit)."""
+        return {mode: {} for mode in self.elicitation_modes}
 
 
 class Handlers(Protocol):
@@ -47,6 +62,8 @@ class Handlers(Protocol):
     def on_permission(self, request: Request) -> Any: ...
     def on_host_request(self, request: Request) -> Any: ...
     def on_auth_status(self, message: Notification) -> None: ...
+    def on_elicitation(self, request: Request) -> Any: ...
+    def on_elicitation_complete(self, message: Notification) -> None: ...
 
 
 # the agent's login status, agent-wide, in both versions: claude-agent-acp's and codex-acp's
@@ -60,6 +77,18 @@ class Routes:
 
     requests: dict[str, Callable[[Request], Any]] = field(default_factory=dict)
     notifications: dict[str, Callable[[Notification], None]] = field(default_factory=dict)
+
+
+def early_routes(handlers: Handlers) -> Routes:
+    """What is routed while ``initialize`` waits (any version): a request-scoped elicitation may
+    name it, and may be withdrawn or completed meanwhile."""
+    return Routes(
+        requests={"elicitation/create": handlers.on_elicitation},
+        notifications={
+            "elicitation/complete": handlers.on_elicitation_complete,
+            CANCEL_REQUEST: handlers.on_cancel_request,
+        },
+    )
 
 
 class Unsupported(AcpError):
@@ -124,16 +153,13 @@ class AgentConnection(ABC):
         (dict) for stdio, in this version's shape."""
 
     def routes(self, handlers: Handlers) -> Routes:
-        """The routing table for what the agent sends: permissions, updates, ``$/cancel_request``
-        and the login status."""
-        return Routes(
-            requests={"session/request_permission": handlers.on_permission},
-            notifications={
-                "session/update": handlers.on_update,
-                CANCEL_REQUEST: handlers.on_cancel_request,
-                **dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status),
-            },
-        )
+        """The routing table for what the agent sends: permissions, elicitations, updates,
+        ``$/cancel_request`` and the login status."""
+        routes = early_routes(handlers)
+        routes.requests["session/request_permission"] = handlers.on_permission
+        routes.notifications["session/update"] = handlers.on_update
+        routes.notifications.update(dict.fromkeys(AUTH_STATUS_METHODS, handlers.on_auth_status))
+        return routes
 
     # -- sending ------------------------------------------------------------------------------
     async def call(

@@ -39,8 +39,8 @@ TERMINAL_METHODS = (
 
 
 def client_capabilities(offer: Offer) -> dict[str, Any]:
-    """What a v1 agent may ask of us: file access (limited to session roots), PTY terminals, and
-    the extensions we understand (``_meta``)."""
+    """What a v1 agent may ask of us: file access (limited to session roots), PTY terminals,
+    elicitations, and the extensions we understand (``_meta``)."""
     files = offer.files
     capabilities: dict[str, Any] = {
         "fs": {"readTextFile": files, "writeTextFile": files},
@@ -48,6 +48,8 @@ def client_capabilities(offer: Offer) -> dict[str, Any]:
     }
     if offer.terminal_auth:
         capabilities["auth"] = {"terminal": True}
+    if offer.elicitation:
+        capabilities["elicitation"] = offer.elicitation_capability()
     meta = meta_offers(offer)
     if meta:
         capabilities["_meta"] = meta

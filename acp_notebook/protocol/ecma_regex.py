@@ -1,0 +1,137 @@
+"""ECMA-262 patterns (with the ``u`` flag, as browsers run them) in Python's ``re``.
+
+An elicitation form's string ``pattern`` is an ECMA-262 regular expression, unanchored (JSON
+Schema: ``RegExp.prototype.test``). The browser checks it with ``new RegExp(pattern, "u")``;
+``compile`` translates it token by token into an ``re`` pattern that matches the same strings:
+
+- ``\\d \\w \\b`` are ASCII in JS (``[0-9]``, ``[A-Za-z0-9_]``): written out, never Unicode;
+  ``\\s`` is JS's whitespace set (``WHITESPACE``), ``\\D \\W \\S`` their complements, also inside
+  ``[...]``; ``[\\b]`` is a backspace;
+- ``.`` excludes JS's line terminators (``\\n \\r \\u2028 \\u2029``), ``$`` is the very end
+  (``\\Z``: Python's ``$`` also matches before a final newline), ``^`` the very start;
+- ``\\u{1F600}``, ``\\uD83D\\uDE00`` (a surrogate pair: one code point), ``\\cJ``, ``\\0``, ``\\/`` are
+  rewritten; ``(?<name>…)`` / ``\\k<name>`` become Python's named groups; ``[^]`` is any
+  character, ``[]`` none; ``[``, ``&``, ``~``, ``|`` inside a class are escaped (Python's
+  future set syntax).
+
+Limits (``UnsupportedPattern``: the pattern is then not enforced, on purpose, and the field says
+so): ``\\p{…}`` Unicode properties, variable-length lookbehind, and any pattern Python's ``re``
+rejects. Known divergences: a backreference to a group that has not matched fails in Python (JS
+matches empty); a lone ``{`` or ``}`` is literal here (a syntax error in JS's ``u`` mode). Lengths
+count code points on both sides. Why not a library: ``js-regex`` (the only one on PyPI) rewrites
+``\\w`` as ``[A-Za-z]`` and breaks escapes inside classes; the ``regex`` module is not ECMA-262
+either.
+"""
+
+from __future__ import annotations
+
+import re
+
+WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_NOT_WHITESPACE = (
+    "\x00-\x08\x0e-\x1f\x21-\x9f\u00a1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e"
+    "\u2030-\u205e\u2060-\u2fff\u3001-\ufefe\uff00-\U0010ffff"
+)
+_WORD = "A-Za-z0-9_"
+_NOT_WORD = "\x00-/:-@\\[-^`{-\U0010ffff"
+_IN_CLASS = {"d": "0-9", "D": "\x00-/:-\U0010ffff", "w": _WORD, "W": _NOT_WORD}
+_IN_CLASS |= {"s": WHITESPACE, "S": _NOT_WHITESPACE}
+_SHORTHAND = {k: f"[{v}]" for k, v in _IN_CLASS.items()}
+_EDGE = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+_NOT_EDGE = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
+_SYNTAX = set("^$\\.*+?()[]{}|/-")
+_HEX = re.compile(r"u([0-9A-Fa-f]{4})|u\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{2})|c([A-Za-z])")
+
+
+class UnsupportedPattern(ValueError):
+    """The pattern uses what this translation cannot express, or is not a valid pattern."""
+
+
+def compile(pattern: str) -> re.Pattern[str]:
+    """The ``re`` pattern matching what ``new RegExp(pattern, "u")`` matches; search it, unanchored."""
+    try:
+        return re.compile(_translate(pattern))
+    except (re.error, OverflowError, ValueError) as exc:
+        raise UnsupportedPattern(f"{pattern!r}: {exc}") from None
+
+
+def _translate(src: str) -> str:
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(src):
+        ch = src[i]
+        if ch == "\\":
+            text, i = _escape(src, i + 1, in_class)
+            out.append(text)
+            continue
+        if in_class:
+            in_class = ch != "]"
+            out.append("\\" + ch if ch in "[&~|" else ch)
+        elif ch == "[":
+            text, i, in_class = _open_class(src, i)
+            out.append(text)
+            continue
+        else:
+            out.append(_outside(src, i))
+            if src.startswith("(?<", i) and src[i + 3 : i + 4] not in ("=", "!"):
+                i += 2  # ``(?<name>``: written ``(?P<`` below
+        i += 1
+    return "".join(out)
+
+
+def _outside(src: str, i: int) -> str:
+    ch = src[i]
+    if ch == ".":
+        return "[^\n\r\u2028\u2029]"
+    if ch == "$":
+        return r"\Z"
+    if src.startswith("(?<", i) and src[i + 3 : i + 4] not in ("=", "!"):
+        return "(?P<"
+    return ch
+
+
+def _open_class(src: str, i: int) -> tuple[str, int, bool]:
+    if src.startswith("[^]", i):
+        return "[\x00-\U0010ffff]", i + 3, False
+    if src.startswith("[]", i):
+        return "(?!)", i + 2, False
+    if src.startswith("[^", i):
+        return "[^", i + 2, True
+    return "[", i + 1, True
+
+
+def _escape(src: str, i: int, in_class: bool) -> tuple[str, int]:
+    """The translation of the escape whose letter is at ``src[i]``, and where the next token starts."""
+    if i >= len(src):
+        raise UnsupportedPattern("a pattern may not end with a backslash")
+    ch = src[i]
+    if ch in _IN_CLASS:
+        return (_IN_CLASS[ch] if in_class else _SHORTHAND[ch]), i + 1
+    if ch in "bB":
+        return ("\\x08" if in_class else (_EDGE if ch == "b" else _NOT_EDGE)), i + 1
+    if ch in "pP":
+        raise UnsupportedPattern("Unicode property escapes (\\p{...}) are not supported")
+    if ch == "k" and src.startswith("<", i + 1) and ">" in src[i:]:
+        end = src.index(">", i)
+        return f"(?P={src[i + 2 : end]})", end + 1
+    if ch == "0" and not src[i + 1 : i + 2].isdigit():
+        return "\\x00", i + 1
+    match = _HEX.match(src, i)
+    if match is not None:
+        return _code_point(src, match)
+    if ch in _SYNTAX:
+        return ("\\" + ch if ch not in "/-" or in_class else ch), i + 1
+    return "\\" + ch, i + 1  # \n \t \1 ...: the same in both; an unknown letter fails to compile
+
+
+def _code_point(src: str, match: re.Match[str]) -> tuple[str, int]:
+    four, braces, two, control = match.groups()
+    end = match.end()
+    if control is not None:
+        return f"\\x{ord(control.upper()) - 64:02x}", end
+    value = int(four or braces or two, 16)
+    low = re.match(r"\\u([dD][c-fC-F][0-9A-Fa-f]{2})", src[end:])
+    if four is not None and 0xD800 <= value <= 0xDBFF and low is not None:
+        value = 0x10000 + ((value - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00)
+        end += 6
+    return f"\\U{value:08x}", end
