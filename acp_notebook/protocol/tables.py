@@ -367,7 +367,7 @@ def elicitation_rows(state: Tabled) -> list[Row]:
 
 
 def elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) -> Row:
-    """One elicitation's row, with its (asked, answered) times."""
+    """One elicitation's row (``times``: asked, answered)."""
     scope = (e.scope_request or {}).get("method")
     return {
         "key": e.key,

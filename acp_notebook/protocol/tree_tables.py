@@ -4,11 +4,11 @@ Pure, no I/O; the rows and columns are ``tables``'.
 ``tree_records``/``tree_frame`` give every member's rows, in tree order (the session's, then each
 child's, depth first), each row led by ``session_id`` and ``parent_session_id``. A row's key is
 its session plus its id (an agent message id, a tool call id is unique only within its
-session). A permission request is recorded in the root's state (the ``desk``) and names the
-session that asked (``PermissionRequest.session_id``): its row carries that session, and only
-the requests of the tree's sessions are read; a tool call's ``permission``/``decision`` columns
-read the requests of its own session only. ``traffic`` rows come from the entries given (those
-of the tree's sessions, in order), each with its ``session``.
+session). A permission request (an elicitation alike) is recorded in the root's state (the
+``desk``) and names the session that asked (``PermissionRequest.session_id``): its row carries
+that session, and only the requests of the tree's sessions are read; a tool call's
+``permission``/``decision`` columns read the requests of its own session only. ``traffic`` rows
+come from the entries given (those of the tree's sessions, in order), each with its ``session``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def tree_records(
 ) -> list[Row]:
     """The rows of table ``kind`` for every member of a session tree, led by ``session_id`` and
     ``parent_session_id``; ``traffic``: the tree's entries (for ``kind="traffic"``); ``desk``: the
-    state holding the permission requests and elicitations (the root's; default: the first member's)."""
+    state holding the permission requests (the root's; default: the first member's)."""
     if kind not in BUILDERS:
         raise ValueError(f"unknown table {kind!r}; choose one of {', '.join(KINDS)}")
     parents = parents_of(members)
