@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from acp_notebook import ElicitationInvalid, policies
+from acp_notebook import ElicitationInvalid, frontend, policies
+from acp_notebook.client import headless
 from acp_notebook.client.agent import Agent
 from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.protocol.elicitation import ElicitationTooLate
@@ -270,6 +271,30 @@ async def test_the_agent_withdraws_a_request_scoped_one() -> None:
         await opening
 
 
+async def test_a_headless_start_describes_an_elicitation_no_cell_can_answer(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    frontend.reset()
+    monkeypatch.setattr(headless, "DELAY", 0.01)
+    peer = HeldPeer()
+    agent = Agent(peer.stream)
+    await agent.initialize(2)
+    with headless.starting_notices(agent, "start it with --elicitations decline"):
+        opening = asyncio.ensure_future(agent.new_session("/tmp"))
+        await until_async(lambda: peer.new_id is not None, 5)
+        peer.stream.push(create(36, mode="url", session=None, requestId=peer.new_id))
+        line = await until_async(lambda: capsys.readouterr().out or None, 5)
+        peer.stream.push(withdraw(36))
+        peer.stream.push({"jsonrpc": "2.0", "id": peer.new_id, "result": {"sessionId": "s1"}})
+        await asyncio.wait_for(opening, 5)
+    assert line == (
+        "acp: the agent asks elic_1 'Which way?' during session/new: consent to open "
+        "https://auth.example.com/connect — start it with --elicitations decline\n"
+    )
+    assert answer_to(peer.stream, 36)["result"] == {"action": "cancel"}  # type: ignore[index]
+    await agent.close()
+
+
 # -- URL mode from code, completion -----------------------------------------------------------------
 async def test_accepting_a_url_from_code_prints_it_once_and_opens_nothing(capsys: Any) -> None:
     peer, agent, session = await connect(2)
@@ -478,4 +503,33 @@ async def test_a_plain_permission_function_is_never_asked_about_elicitations() -
     )
     await settled(peer)
     assert asked == [] and answer_to(peer.stream, 35) is None
+    await agent.close()
+
+
+# -- the schema's referee -------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [2, 1])
+async def test_what_we_send_and_what_the_tests_send_validate_against_the_schema(version: int) -> None:
+    from .test_golden import _schema_validator
+
+    peer, agent, session = await connect(version)
+    offered = peer.stream.sent[0]["params"]
+    key = "capabilities" if version == 2 else "clientCapabilities"
+    _schema_validator(version, "ClientCapabilities").validate(offered[key])
+    requests = [create(40), create(41, mode="url"), create(42, session=None, requestId=7, mode="url")]
+    for request in requests:
+        _schema_validator(version, "CreateElicitationRequest").validate(request["params"])
+    _schema_validator(version, "CompleteElicitationNotification").validate(complete("e-41")["params"])
+    peer.send(create(40))
+    peer.send(create(41, mode="url"))
+    peer.send(create(43))
+    await settled(peer)
+    form, url, other = session.pending_elicitations
+    form.accept({"strategy": "safe"})
+    url.accept(by="user")
+    other.decline()
+    await settled(peer)
+    for rid in (40, 41, 43):
+        _schema_validator(version, "CreateElicitationResponse").validate(
+            answer_to(peer.stream, rid)["result"]
+        )  # type: ignore[index]
     await agent.close()

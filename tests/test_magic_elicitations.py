@@ -114,3 +114,19 @@ def test_a_blocked_cell_cancels_an_elicitation_nothing_answers(ip, capsys, tmp_p
     assert answer(peer)["result"] == {"action": "cancel"}
     assert [(e.who, e.outcome) for e in session.permission_log] == [(who, "cancel")]
     assert ("a blocked cell cannot show it" in err) is note
+
+
+def starting(tmp_path: Any, *middle: dict) -> Peer:
+    """An agent that asks (request-scoped: our session/new, id 2) before it opens the session."""
+    params = {"requestId": 2, "mode": "form", "message": "Workspace?", "requestedSchema": SCHEMA}
+    create = {"jsonrpc": "2.0", "id": 90, "method": "elicitation/create", "params": params}
+    opened = {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}}
+    return Peer(tmp_path, [INIT_V2, {"expect": "session/new"}, create, *middle, opened, {"sleep": 30}])
+
+
+def test_start_elicitations_answers_the_agent_while_it_starts(ip, capsys, tmp_path):  # noqa: F811
+    peer = starting(tmp_path, {"await_response": True})
+    session = start(ip, capsys, args=f"--no-view --elicitations decline {peer.command_line}")
+    assert answer(peer)["result"] == {"action": "decline"}
+    assert session.elicitation_handler is not None, "the session's elicitations too"
+    assert repr(session.elicitation_handler) == "named('decline')"

@@ -31,8 +31,23 @@ _described: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary
 
 @contextlib.contextmanager
 def notices(session: Any, name: str = "session") -> Iterator[None]:
-    """While the body runs, describe each permission request left pending in a headless run."""
-    watcher = _Watcher(session, name)
+    """While the body runs, describe each permission request and elicitation left pending in a
+    headless run."""
+    with _watching(_Watcher(session, name)):
+        yield
+
+
+@contextlib.contextmanager
+def starting_notices(agent: Any, hint: str) -> Iterator[None]:
+    """While an agent starts (``session/new``, a login), describe each elicitation about it left
+    pending in a headless run: nothing can answer it from the waiting cell, ``hint`` says what can."""
+    with _watching(_Watcher(_Starting(agent), hint, starting=True)):
+        yield
+
+
+@contextlib.contextmanager
+def _watching(watcher: _Watcher) -> Iterator[None]:
+    session = watcher.session
     unsubscribe = session.state.subscribe(watcher.changed)
     for request in [*session.pending_permissions, *session.pending_elicitations]:
         watcher.schedule(request.key)
@@ -102,9 +117,29 @@ def time_out(session: Any) -> int:
     return len(pending)
 
 
+class _Starting:
+    """An agent while it starts, read as ``_Watcher`` reads a session: its request-scoped elicitations."""
+
+    pending_permissions: tuple[Any, ...] = ()
+
+    def __init__(self, agent: Any) -> None:
+        self.agent, self.state = agent, agent.elicitation_state
+
+    @property
+    def pending_elicitations(self) -> list[Any]:
+        return self.agent.pending_elicitations
+
+
+def describe_starting(elicitation: Any, hint: str) -> str:
+    """One line about an elicitation the agent asks while it starts (no cell can answer it)."""
+    scope = (elicitation.scope_request or {}).get("method")
+    what = "consent to open " + str(elicitation.redacted_url) if elicitation.mode == "url" else "a form"
+    return f"acp: the agent asks {elicitation.key} {elicitation.message!r} during {scope}: {what} — {hint}"
+
+
 class _Watcher:
-    def __init__(self, session: Any, name: str) -> None:
-        self.session, self.name = session, name
+    def __init__(self, session: Any, name: str, starting: bool = False) -> None:
+        self.session, self.name, self.starting = session, name, starting
         self.context = contextvars.copy_context()  # the waiting cell's: its prints go to that cell
         self.loop = asyncio.get_running_loop()
         self.handles: list[asyncio.TimerHandle] = []
@@ -129,8 +164,13 @@ class _Watcher:
             self.schedule(key, left + DELAY)
             return
         described.add(key)
-        line = describe(self.session, request, self.name) if key in state.permissions else None
-        print(line or describe_elicitation(self.session, request, self.name), file=sys.stdout, flush=True)
+        if self.starting:
+            line = describe_starting(request, self.name)
+        elif key in state.permissions:
+            line = describe(self.session, request, self.name)
+        else:
+            line = describe_elicitation(self.session, request, self.name)
+        print(line, file=sys.stdout, flush=True)
 
     def stop(self) -> None:
         for handle in self.handles:

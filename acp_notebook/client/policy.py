@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .. import policies
@@ -65,21 +65,11 @@ async def decide_by(
     An async handler gets ``HANDLER_TIMEOUT`` seconds: one waiting for a button click would wait
     forever, since a blocked cell never receives the click.
     """
-    sources = [(handler, "policy" if isinstance(handler, policies.Policy) else "handler")]
-    sources.append((policies.as_policy(policy), "policy"))
-    for source, who in sources:
-        if source is None:
-            continue
-        try:
-            choice = source.answer(request, state) if isinstance(source, policies.Policy) else source(request)
-            if inspect.isawaitable(choice):
-                choice = await asyncio.wait_for(choice, HANDLER_TIMEOUT)
-        except TimeoutError:
-            notes.append(f"acp: the permission handler gave no answer within {HANDLER_TIMEOUT:g} s")
-            continue
-        except Exception as exc:
-            notes.append(f"acp: the permission handler raised {exc!r}")
-            continue
+
+    def ask(source: Any) -> Any:
+        return source.answer(request, state) if isinstance(source, policies.Policy) else source(request)
+
+    async for choice, who in _answers(handler, policy, ask, notes, "permission"):
         if choice is policies.CANCEL:
             return None, who
         if choice in request.option_ids:
@@ -92,22 +82,12 @@ async def decide_elicitation(
 ) -> tuple[Any, str]:
     """The answer to an elicitation in a blocked cell (values, "decline" or "cancel") and who gave
     it: the session's handler, then the policy, else ``"cancel"``."""
-    sources = [(handler, "policy" if isinstance(handler, policies.Policy) else "handler")]
-    sources.append((policies.as_policy(policy), "policy"))
-    for source, who in sources:
-        if source is None:
-            continue
-        try:
-            is_policy = isinstance(source, policies.Policy)
-            answer = source.answer_elicitation(elicitation, state) if is_policy else source(elicitation)
-            if inspect.isawaitable(answer):
-                answer = await asyncio.wait_for(answer, HANDLER_TIMEOUT)
-        except TimeoutError:
-            notes.append(f"acp: the elicitation handler gave no answer within {HANDLER_TIMEOUT:g} s")
-            continue
-        except Exception as exc:
-            notes.append(f"acp: the elicitation handler raised {exc!r}")
-            continue
+
+    def ask(source: Any) -> Any:
+        is_policy = isinstance(source, policies.Policy)
+        return source.answer_elicitation(elicitation, state) if is_policy else source(elicitation)
+
+    async for answer, who in _answers(handler, policy, ask, notes, "elicitation"):
         if answer is not None:
             return answer, who
     notes.append(
@@ -116,6 +96,29 @@ async def decide_elicitation(
         "returning values, 'decline' or 'cancel', or use `await session.prompt(...)` / `%%acp` and click."
     )
     return "cancel", "policy"
+
+
+async def _answers(
+    handler: Callable | None, policy: Any, ask: Callable[[Any], Any], notes: list[str], what: str
+) -> AsyncIterator[tuple[Any, str]]:
+    """Each answer in turn — the session's handler's, then the policy's — with who gave it; a
+    source that raises or takes longer than ``HANDLER_TIMEOUT`` is skipped, with a note."""
+    sources = [(handler, "policy" if isinstance(handler, policies.Policy) else "handler")]
+    sources.append((policies.as_policy(policy), "policy"))
+    for source, who in sources:
+        if source is None:
+            continue
+        try:
+            answer = ask(source)
+            if inspect.isawaitable(answer):
+                answer = await asyncio.wait_for(answer, HANDLER_TIMEOUT)
+        except TimeoutError:
+            notes.append(f"acp: the {what} handler gave no answer within {HANDLER_TIMEOUT:g} s")
+            continue
+        except Exception as exc:
+            notes.append(f"acp: the {what} handler raised {exc!r}")
+            continue
+        yield answer, who
 
 
 def cancelled_note(request: Any, policy: Any) -> str:

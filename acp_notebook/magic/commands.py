@@ -8,7 +8,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ..client import settings
+from .. import policies
+from ..client import headless, settings
 from ..client.agent import Agent
 from ..client.errors import AcpError, AuthRequired
 from ..client.host import FilePolicy
@@ -93,6 +94,7 @@ class Commands:
     async def start(self, args: argparse.Namespace) -> None:
         """``%acp start``: a new agent and session bound to ``--name``; the previous one is closed."""
         command = args.command or demo_command()
+        answers = _elicitations(args)
         try:
             agent = await start_agent(
                 command,
@@ -101,12 +103,15 @@ class Commands:
                 protocol_version=args.protocol,
                 init_timeout=args.timeout,
                 record=getattr(args, "record", None),
+                elicitation_handler=answers,
             )
         except (AcpError, OSError) as exc:
             raise MagicError.from_exception(exc) from None
         self.registry.add_agent(agent)
         try:
-            session = await agent.new_session(args.cwd, files=_files(args), **self._sharing(args))
+            with headless.starting_notices(agent, START_HINT):
+                session = await agent.new_session(args.cwd, files=_files(args), **self._sharing(args))
+            session.elicitation_handler = answers
         except AuthRequired as exc:  # keep the agent: `%acp login METHOD` continues from here
             self.awaiting_login[args.name] = (agent, args)
             print(f"{report.describe(agent)} needs a login before a session can start.")
@@ -329,6 +334,19 @@ def _review_note(agent: Agent) -> str:
         "--review holds writes made through the client (ACP v1 `fs/write_text_file`); this agent "
         "speaks v2 and edits files itself, so nothing will be held (try --protocol 1)."
     )
+
+
+START_HINT = (
+    "no cell can answer it while the agent starts: answer it in the view, or start with "
+    "%acp start --elicitations decline|cancel"
+)
+
+
+def _elicitations(args: argparse.Namespace) -> policies.Policy | None:
+    """``%acp start --elicitations NAME``: the agent's and the session's elicitation policy
+    (``ask``, the default: none — the user answers)."""
+    name = getattr(args, "elicitations", None)
+    return None if name in (None, "ask") else policies.elicitations_named(name)
 
 
 def _files(args: argparse.Namespace) -> FilePolicy | None:

@@ -43,6 +43,12 @@ def _start() -> _Parser:
     )
     p.add_argument("--share", metavar="NAMES", help="share these variables (a,b) through `notebook`")
     p.add_argument("--run-code", action="store_true", help="let the agent run code here (each call approved)")
+    p.add_argument(
+        "--elicitations",
+        choices=("decline", "cancel", "ask"),
+        help="answer the agent's elicitations (while it starts, and the session's): decline, cancel, "
+        "or ask (you answer: the default)",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the agent command line")
     return p
 

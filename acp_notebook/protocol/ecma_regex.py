@@ -16,11 +16,13 @@ Schema: ``RegExp.prototype.test``). The browser checks it with ``new RegExp(patt
 
 Limits (``UnsupportedPattern``: the pattern is then not enforced, on purpose, and the field says
 so): ``\\p{…}`` Unicode properties, variable-length lookbehind, and any pattern Python's ``re``
-rejects. Known divergences: a backreference to a group that has not matched fails in Python (JS
-matches empty); a lone ``{`` or ``}`` is literal here (a syntax error in JS's ``u`` mode). Lengths
-count code points on both sides. Why not a library: ``js-regex`` (the only one on PyPI) rewrites
-``\\w`` as ``[A-Za-z]`` and breaks escapes inside classes; the ``regex`` module is not ECMA-262
-either.
+rejects. What is a syntax error with the ``u`` flag (so the browser does not enforce it either)
+raises too: a lone ``{`` or ``}``, an escape that is not one (``\\A``, ``\\@``, ``\\-`` outside a
+class, an octal ``\\01``), a group that is not ECMA-262's (``(?i)``, ``(?P<n>…)``). Known
+divergence: a backreference to a group that has not matched fails in Python (JS matches empty).
+Lengths count code points on both sides. Why not a library: ``js-regex`` (the only one on PyPI)
+rewrites ``\\w`` as ``[A-Za-z]`` and breaks escapes inside classes; the ``regex`` module is not
+ECMA-262 either.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ _SHORTHAND = {k: f"[{v}]" for k, v in _IN_CLASS.items()}
 _EDGE = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
 _NOT_EDGE = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
 _SYNTAX = set("^$\\.*+?()[]{}|/-")
+_LETTERS = set("fnrtv")  # the control escapes both read alike (the others are handled above)
 _HEX = re.compile(r"u([0-9A-Fa-f]{4})|u\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{2})|c([A-Za-z])")
 
 
@@ -62,32 +65,43 @@ def _translate(src: str) -> str:
         ch = src[i]
         if ch == "\\":
             text, i = _escape(src, i + 1, in_class)
-            out.append(text)
-            continue
-        if in_class:
+        elif in_class:
             in_class = ch != "]"
-            out.append("\\" + ch if ch in "[&~|" else ch)
+            text, i = ("\\" + ch if ch in "[&~|" else ch), i + 1
         elif ch == "[":
             text, i, in_class = _open_class(src, i)
-            out.append(text)
-            continue
         else:
-            out.append(_outside(src, i))
-            if src.startswith("(?<", i) and src[i + 3 : i + 4] not in ("=", "!"):
-                i += 2  # ``(?<name>``: written ``(?P<`` below
-        i += 1
+            text, i = _outside(src, i)
+        out.append(text)
     return "".join(out)
 
 
-def _outside(src: str, i: int) -> str:
+_GROUPS = ("(?:", "(?=", "(?!", "(?<=", "(?<!")
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
+_NAMED = re.compile(r"\(\?<([A-Za-z_$][A-Za-z0-9_$]*)>")
+
+
+def _outside(src: str, i: int) -> tuple[str, int]:
+    """The translation of the token at ``src[i]`` outside a class, and where the next one starts."""
     ch = src[i]
     if ch == ".":
-        return "[^\n\r\u2028\u2029]"
+        return "[^\n\r\u2028\u2029]", i + 1
     if ch == "$":
-        return r"\Z"
-    if src.startswith("(?<", i) and src[i + 3 : i + 4] not in ("=", "!"):
-        return "(?P<"
-    return ch
+        return r"\Z", i + 1
+    if ch == "(" and src.startswith("(?", i):
+        named = _NAMED.match(src, i)
+        if named is not None:
+            return f"(?P<{named.group(1)}>", named.end()
+        if not src.startswith(_GROUPS, i):
+            raise UnsupportedPattern("not an ECMA-262 group (inline flags, Python's (?P...))")
+    if ch == "{":
+        quantifier = _QUANTIFIER.match(src, i)
+        if quantifier is None:
+            raise UnsupportedPattern("a lone '{' (a syntax error with the u flag)")
+        return quantifier.group(0), quantifier.end()
+    if ch == "}":
+        raise UnsupportedPattern("a lone '}' (a syntax error with the u flag)")
+    return ch, i + 1
 
 
 def _open_class(src: str, i: int) -> tuple[str, int, bool]:
@@ -107,21 +121,29 @@ def _escape(src: str, i: int, in_class: bool) -> tuple[str, int]:
     ch = src[i]
     if ch in _IN_CLASS:
         return (_IN_CLASS[ch] if in_class else _SHORTHAND[ch]), i + 1
-    if ch in "bB":
-        return ("\\x08" if in_class else (_EDGE if ch == "b" else _NOT_EDGE)), i + 1
+    if ch in "bB" and not in_class:
+        return (_EDGE if ch == "b" else _NOT_EDGE), i + 1
+    if ch == "b":
+        return "\\x08", i + 1  # a backspace inside a class
     if ch in "pP":
         raise UnsupportedPattern("Unicode property escapes (\\p{...}) are not supported")
     if ch == "k" and src.startswith("<", i + 1) and ">" in src[i:]:
         end = src.index(">", i)
         return f"(?P={src[i + 2 : end]})", end + 1
-    if ch == "0" and not src[i + 1 : i + 2].isdigit():
+    if ch == "0":
+        if src[i + 1 : i + 2].isdigit():
+            raise UnsupportedPattern("an octal escape (a syntax error with the u flag)")
         return "\\x00", i + 1
     match = _HEX.match(src, i)
     if match is not None:
         return _code_point(src, match)
+    if ch == "-" and not in_class:
+        raise UnsupportedPattern("'\\-' outside a class (a syntax error with the u flag)")
     if ch in _SYNTAX:
-        return ("\\" + ch if ch not in "/-" or in_class else ch), i + 1
-    return "\\" + ch, i + 1  # \n \t \1 ...: the same in both; an unknown letter fails to compile
+        return ("\\" + ch if ch != "/" or in_class else ch), i + 1
+    if ch in _LETTERS or ch in "123456789":
+        return "\\" + ch, i + 1  # \n \t \f \v \r, a backreference: the same in both
+    raise UnsupportedPattern(f"'\\{ch}' is not an escape with the u flag")
 
 
 def _code_point(src: str, match: re.Match[str]) -> tuple[str, int]:
