@@ -8,7 +8,8 @@ sends to the ``Sessions`` table, which hands it to the session it names. Session
 and listed through the table. Elicitations scoped to one of our own requests (``initialize``, a
 login, ``session/new``, a resume) wait on the agent's own desk: ``pending_elicitations``, answered
 by ``elicitation_handler`` (``start_agent(..., elicitation_handler=)`` sets it before
-``initialize``) or by hand; ``elicitation_state`` holds them for views and tables.
+``initialize``) or by hand; ``elicitation_state`` holds them for views and tables. A URL accepted
+by code is printed for the user to open (``url_shown``; a replay's client prints nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from ..protocol.auth_status import AuthStatus
@@ -24,7 +25,7 @@ from ..protocol.diagnostics import Diagnostic
 from ..protocol.elicitation import Elicitation
 from ..protocol.state import SessionState
 from .connection import Connection, Stream
-from .elicitations import ElicitationDesk, ElicitationHandler
+from .elicitations import ElicitationDesk, ElicitationHandler, show_url
 from .errors import AcpError, AgentExited
 from .host import FilePolicy
 from .login import TerminalLogin, env_values_missing, login_method, terminal_login
@@ -53,6 +54,7 @@ class Agent:
         terminal_output: bool = True,
         record: str | os.PathLike | None = None,
         elicitation_handler: ElicitationHandler | None = None,
+        url_shown: Callable[[Elicitation], None] = show_url,
     ) -> None:
         self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
         self.diagnostics: list[Diagnostic] = []
@@ -66,6 +68,7 @@ class Agent:
         self._elicitations = ElicitationDesk(
             self.elicitation_state, lambda rid, result: self.rpc.respond(rid, result),
             self.offer.elicitation_modes, PermissionLog(), note_decider=self.traffic_log.note_decider,
+            url_shown=url_shown,
         )  # fmt: skip
         self._elicitations.handler = elicitation_handler
         pending_method = lambda rid: self.rpc.pending_method(rid)  # noqa: E731 - the rpc of the moment

@@ -65,7 +65,7 @@ class ElicitationDesk:
         self.state, self._respond, self.modes, self.log = state, respond, modes, log
         self._fallback = fallback  # the permission handler: a policy there answers elicitations too
         self._note_decider = note_decider  # the trace records who answered (replays show it)
-        self._url_shown = url_shown
+        self.url_shown = url_shown  # what an accept by anyone but a click does with the URL
         self._handler: ElicitationHandler | None = None
         self._stand_in: ElicitationHandler | None = None
         self._count = 0
@@ -179,7 +179,7 @@ class ElicitationDesk:
             and outcome.get("action") == "accept"
             and elicitation.decided_by != "user"
         ):
-            self._url_shown(elicitation)
+            self.url_shown(elicitation)
         asyncio.get_running_loop().call_soon(self._answered, elicitation)
 
     def _answered(self, elicitation: Elicitation) -> None:
