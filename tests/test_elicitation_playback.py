@@ -409,3 +409,12 @@ def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
     params = m.get("params") if isinstance(m.get("params"), dict) else {}
     extra = (params["elicitationId"],) if m.get("method") == "elicitation/complete" else ()
     return (entry.get("dir"), m.get("id"), m.get("method"), *extra)
+
+
+# -- the doctor -----------------------------------------------------------------------------------------
+async def test_the_doctor_reads_the_recorded_elicitations(recorded: Any) -> None:
+    path, _, session, _ = recorded
+    found = acp_notebook.doctor(path)
+    assert [f.code for f in found] == ["elicitation-secret-in-form", "elicitation-complete-unknown"]
+    assert "'apiKey'" in found[0].message and "'el-unknown'" in found[1].message
+    assert [f.code for f in acp_notebook.doctor(session)] == [f.code for f in found]  # the live ring
