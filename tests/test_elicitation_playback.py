@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from acp_notebook.protocol.elicitation_records import (
     scrub,
     secret_fields,
 )
+from acp_notebook.replay_agent import Player
 from acp_notebook.widgets import tree_entries
 from acp_notebook.widgets.snapshot import snapshot_of
 
@@ -418,3 +420,41 @@ async def test_the_doctor_reads_the_recorded_elicitations(recorded: Any) -> None
     assert [f.code for f in found] == ["elicitation-secret-in-form", "elicitation-complete-unknown"]
     assert "'apiKey'" in found[0].message and "'el-unknown'" in found[1].message
     assert [f.code for f in acp_notebook.doctor(session)] == [f.code for f in found]  # the live ring
+
+
+# -- the replay agent ---------------------------------------------------------------------------------
+def test_the_replay_agent_names_the_live_request_in_a_request_scope() -> None:
+    player = Player([], None, None, None, 1.0)  # type: ignore[arg-type]
+    player.ids[3] = 17  # the recorded id 3 was the live client's 17
+    scoped = player._remap(create(9, requestId=3, mode="form", message="m", requestedSchema=ASK_NAME))
+    assert scoped["params"]["requestId"] == 17 and scoped["id"] == 9  # the agent's own id stays
+    session_scoped = create(9, sessionId="s1", mode="form", message="m", requestedSchema=ASK_NAME)
+    assert player._remap(session_scoped) == session_scoped
+
+
+async def test_the_replay_agent_plays_the_elicitations_to_a_live_client(recorded: Any) -> None:
+    path, _, live, _ = recorded
+    recorded_values = {"replicas": 3, "apiKey": "<redacted>", "tags": ["a", "c"]}  # as the trace has it
+
+    def fill(e: Any) -> Any:
+        return {"Deploy where?": recorded_values, "Declined": "decline"}.get(
+            e.message, "accept" if e.mode == "url" else None
+        )  # "Withdrawn" is left pending: the agent withdraws it
+
+    command = [sys.executable, "-m", "acp_notebook.replay_agent", str(path), "--timeout", "5"]
+    env = {"PYTHONPATH": str(Path(__file__).parents[1])}
+    agent = await acp_notebook.start_agent(
+        command, "/tmp", env, elicitation_handler=lambda e: {"workspace": "demo"}
+    )
+    session = await agent.new_session("/tmp")
+    session.elicitation_handler = fill
+    await asyncio.wait_for(session.prompt("go"), 30)
+    await until_async(lambda: not session.pending_elicitations, 5)
+    code = await agent.close()
+    assert code == 0 and not [line for line in agent.stderr_tail(50) if "divergence" in line]
+    assert [e.status for e in session.state.elicitations.values()] == [
+        e.status for e in live.state.elicitations.values()
+    ]
+    assert [e.scope_request["method"] for e in agent.elicitation_state.elicitations.values()] == [
+        "session/new"
+    ]
