@@ -319,9 +319,10 @@ def test_scrub_removes_the_url_and_its_parts_anywhere() -> None:
 
 
 # -- snapshots and exports -------------------------------------------------------------------------
-async def test_a_saved_snapshot_keeps_no_query(recorded: Any, monkeypatch: Any) -> None:
+async def test_a_saved_snapshot_keeps_no_query_and_no_secret(recorded: Any, monkeypatch: Any) -> None:
     """Whatever a view puts in an elicitation's entry (here the whole ``to_dict()``: the full URL,
-    its ``url_view``, the message quoting it), the saved snapshot has only ``scheme://host/path``."""
+    its ``url_view``, the message quoting it, the outcome sent), the saved snapshot has only
+    ``scheme://host/path`` and no value of a secret-looking field."""
     _, _, session, _ = recorded
     built = tree_entries.build
 
@@ -338,6 +339,16 @@ async def test_a_saved_snapshot_keeps_no_query(recorded: Any, monkeypatch: Any) 
     assert entry["message"] == f"Sign in at {SHOWN} please"
     assert SECRET not in json.dumps(snap) and "frag-9f3" not in json.dumps(snap)
     assert session.state.elicitations[entry["key"]].url == URL  # the state is untouched
+    form = next(
+        e
+        for e in snap["entries"].values()
+        if e.get("tool_call_id") == "c1" and e.get("kind") == "elicitation"
+    )
+    assert (
+        form["outcome"]["content"]["apiKey"] == "<redacted>" and form["outcome"]["content"]["replicas"] == 3
+    )
+    assert "sk-typed-by-user" not in json.dumps(snap)
+    assert session.state.elicitations[form["key"]].values["apiKey"] == "sk-typed-by-user"
 
 
 async def test_exports_keep_no_query_and_no_secret(recorded: Any, tmp_path: Path) -> None:
@@ -458,3 +469,21 @@ async def test_the_replay_agent_plays_the_elicitations_to_a_live_client(recorded
     assert [e.scope_request["method"] for e in agent.elicitation_state.elicitations.values()] == [
         "session/new"
     ]
+
+
+def test_a_later_message_quoting_the_url_is_scrubbed_in_the_trace() -> None:
+    red = Redactor()
+    ask = create(5, sessionId="s", mode="url", elicitationId="e", url=URL, message="m")
+    said = update(
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"Open {URL}"}}
+    )
+    entries = [{"dir": "in", "kind": "message", "message": m} for m in (ask, said)]
+    before = {"dir": "in", "kind": "message", "message": said}
+    Redactor().entry(before)  # no URL asked yet on that connection: kept
+    assert before["message"] is said and "redacted" not in before
+    for entry in entries:
+        red.entry(entry)
+    assert entries[1]["message"]["params"]["update"]["content"]["text"] == f"Open {SHOWN}"
+    assert (
+        entries[1]["redacted"] == ["params"] and said["params"]["update"]["content"]["text"] == f"Open {URL}"
+    )

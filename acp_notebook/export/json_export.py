@@ -4,7 +4,7 @@ Never the environment, never typed secrets: the trace entries are redacted when 
 (``protocol/trace.py``, ``protocol/elicitation_records.py``), and the agent summary carries only
 who the agent is and how it ended. Elicitations (``state.elicitations``: a subagent's are on the
 root's) are exported as records keep them: the URL as ``scheme://host/path``, the values an
-accepted form sent but a secret-looking field's, blanked.
+accepted form sent but a secret-looking field's, blanked — wherever the state quotes them.
 
 Subagents: ``state.subagents`` holds, by child id, what the parent was told (``announced``: the
 ``subagent_update`` it adds up to) and, for a live session or a replay, the child itself —
@@ -23,7 +23,7 @@ from typing import Any
 
 from .._version import __version__
 from ..client.session_tables import members
-from ..protocol.elicitation_records import scrub, secret_fields
+from ..protocol.elicitation_records import scrub, scrub_for, secret_fields
 from ..protocol.state import SessionState
 from ..protocol.trace import REDACTED
 
@@ -152,7 +152,7 @@ def export_document(source: Any) -> dict[str, Any]:
         "client_version": __version__,
         "agent": agent_dict(src.agent),
         "session_id": src.session_id,
-        "state": state_dict(src.state, src.children),
+        "state": scrub_for(state_dict(src.state, src.children), src.state.elicitations.values()),
         "trace": src.trace or [],
     }
 

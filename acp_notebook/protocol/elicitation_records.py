@@ -12,7 +12,8 @@ too), except a field that looks like a secret (``looks_secret``: its name or tit
 password, an API key, an access token, a private key, a recovery code, a card number ...), which
 the spec forbids forms to ask for: its value is ``"<redacted>"`` in traces and exports. The
 ``Redactor`` does both to a connection's entries, in order: it notes the secret-looking fields of
-each form it sees asked, and blanks them in the client's answer. It copies what it changes: the
+each form it sees asked, and blanks them in the client's answer; once a URL was asked, a later
+message quoting it (the agent's text repeating it) is scrubbed too. It copies what it changes: the
 client handles the original.
 """
 
@@ -29,6 +30,7 @@ from .url_view import redacted
 
 CREATE, COMPLETE = "elicitation/create", "elicitation/complete"
 OPEN_KEPT = 1_000  # forms awaiting an answer remembered for their secret fields
+URLS_KEPT = 16  # the latest elicitation URLs whose later quotes are scrubbed
 # words (of a field's name or title) that name a credential; pairs are read as one word
 SECRET_WORDS = frozenset(
     {"password", "passwd", "passphrase", "passcode", "secret", "apikey", "token", "credential",
@@ -73,11 +75,26 @@ def secret_parts(url: str) -> list[str]:
     return [p for p in (parts.query, parts.fragment, userinfo) if len(p) >= 3]
 
 
-def scrub(value: Any, urls: Iterable[str]) -> Any:
-    """A copy of ``value`` (JSON-like) where no full URL of ``urls`` nor its secret parts remain."""
+def scrub(value: Any, urls: Iterable[str], secrets: Iterable[Any] = ()) -> Any:
+    """A copy of ``value`` (JSON-like) where no full URL of ``urls`` nor its secret parts remain,
+    nor any of the ``secrets`` (values typed into a secret-looking field); ``value`` itself when
+    there is nothing to hide."""
     hidden = [(url, redacted(url), secret_parts(url)) for url in urls if isinstance(url, str) and url]
     hidden = [h for h in hidden if h[0] != h[1]]
+    hidden += [(s, REDACTED, []) for s in secrets if isinstance(s, str) and s and s != REDACTED]
     return _scrub(value, hidden) if hidden else value
+
+
+def scrub_for(value: Any, elicitations: Iterable[Any]) -> Any:
+    """``value`` as a record keeps it, given the elicitations it may quote (``Elicitation``s): no
+    URL but ``scheme://host/path``, no value of a secret-looking field."""
+    urls, secrets = [], []
+    for e in elicitations:
+        if e.url:
+            urls.append(e.url)
+        if isinstance(e.values, dict):
+            secrets += [e.values.get(name) for name in secret_fields(e.schema)]
+    return scrub(value, urls, secrets)
 
 
 def _scrub(value: Any, hidden: list[tuple[str, str, list[str]]]) -> Any:
@@ -124,6 +141,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._forms: dict[Any, list[str]] = {}  # the agent's form request id -> its secret fields
+        self._urls: list[str] = []  # the latest URLs asked: a later message quoting one is scrubbed
 
     def entry(self, entry: dict[str, Any]) -> None:
         """Redact one trace entry in place (its ``message`` replaced by a copy when changed; the
@@ -145,13 +163,22 @@ class Redactor:
         if not isinstance(item, dict):
             return item, []
         if direction == "in" and item.get("method") == CREATE:
-            params = item.get("params")
-            secret = secret_fields(params.get("requestedSchema")) if isinstance(params, dict) else []
+            params: dict[str, Any] = item["params"] if isinstance(item.get("params"), dict) else {}
+            secret = secret_fields(params.get("requestedSchema"))
             if secret and "id" in item and len(self._forms) < OPEN_KEPT:
                 self._forms[id_key(item["id"])] = secret
+            if isinstance(params.get("url"), str) and params["url"] not in self._urls:
+                self._urls = [*self._urls[-(URLS_KEPT - 1) :], params["url"]]
             return redact_create(item)
         if direction == "out" and "method" not in item and "id" in item:
             secret = self._forms.pop(id_key(item["id"]), [])
             if secret:
                 return redact_answer(item, secret)
-        return item, []
+        return self._quoting(item)
+
+    def _quoting(self, item: dict[str, Any]) -> tuple[Any, list[str]]:
+        """A later message quoting a URL asked before (an agent's text repeating it), scrubbed."""
+        if not self._urls:
+            return item, []
+        clean = scrub(item, self._urls)
+        return clean, [k for k in clean if clean[k] != item.get(k)]

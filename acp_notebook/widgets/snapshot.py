@@ -4,8 +4,9 @@
 notebook and an exported page draw the same tree. A saved snapshot keeps at most
 ``SAVED_TERMINAL_BYTES`` of each terminal (its newest bytes, from a line start when one is near):
 a day's session (500 tool calls, 50 terminals) then saves to a notebook of a few MB, not 50 x 16 MiB.
-A URL elicitation's URL is saved as ``scheme://host/path`` only, wherever the snapshot quotes it
-(``elicitation_records.scrub``): the live card shows it whole, a saved notebook or page never.
+A URL elicitation's URL is saved as ``scheme://host/path`` only, and a value typed into a
+secret-looking form field not at all, wherever the snapshot quotes them
+(``elicitation_records.scrub_for``): the live card shows them, a saved notebook or page never.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.content import terminal_refs
-from ..protocol.elicitation_records import scrub
+from ..protocol.elicitation_records import scrub_for
 from ..protocol.state import SessionState
 from . import tree_entries
 from . import viewmodel as vm
@@ -103,9 +104,4 @@ def snapshot_of(
     snapshot = {"seq": seq, "header": head, "order": list(items)}
     entries = {k: tree_entries.build(tree, *item, root) for k, item in items.items()}
     snapshot.update({"entries": entries, "terminals": metas})
-    return scrub(snapshot, elicitation_urls(tree)), bytes(blob)
-
-
-def elicitation_urls(tree: ViewTree) -> list[str]:
-    """The full URLs of the tree's URL elicitations (on the root's desk, a subagent's too)."""
-    return [e.url for e in tree.root.state.elicitations.values() if e.url]
+    return scrub_for(snapshot, tree.root.state.elicitations.values()), bytes(blob)  # a child's: the root's
