@@ -75,10 +75,10 @@ def after(flushes: int) -> float:
     state.apply({"sessionUpdate": "terminal_update", "terminalId": "t1"})
     term = state.terminals["t1"]
     term.append(full_payload())
-    terminal_moves(state, ["t1"], sent)
-    seconds = median_flush(term.append, lambda: terminal_moves(state, ["t1"], sent), flushes)
+    terminal_moves(state.terminals, ["t1"], sent)
+    seconds = median_flush(term.append, lambda: terminal_moves(state.terminals, ["t1"], sent), flushes)
     term.append(NEW_BYTES)
-    if terminal_moves(state, ["t1"], sent)[2] != [NEW_BYTES]:
+    if terminal_moves(state.terminals, ["t1"], sent)[2] != [NEW_BYTES]:
         raise RuntimeError("a flush did not carry exactly the new bytes")
     return seconds
 

@@ -106,7 +106,7 @@ def child(version: str, mib: int, flush_mib: int, payload_size: int) -> dict[str
         append, flush = old.append, lambda: old_flush(old, sent)
     else:
         state.apply({"sessionUpdate": "terminal_update", "terminalId": "t1"})
-        append, flush = state.terminals["t1"].append, lambda: terminal_moves(state, ["t1"], sent)
+        append, flush = state.terminals["t1"].append, lambda: terminal_moves(state.terminals, ["t1"], sent)
     every = max(1, flush_mib * MIB // payload_size) if flush_mib else 0
     reset = _reset_peak()
     baseline = _status_kib("VmRSS" if reset else "VmHWM")

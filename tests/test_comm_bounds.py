@@ -120,7 +120,7 @@ class Page:
 def assert_page_is(page: Page, view) -> None:
     state = view.state
     assert page.order == view.entry_keys and page.stale == 0
-    for key, (_scope, kind, item) in view._keys.items():
+    for key, (_scope, kind, item) in view.items.keys.items():
         assert page.entries[key] == json.loads(json.dumps(vm.build_entry(state, kind, item, view.root)))
     for tid in view.terminal_ids:
         term = state.terminals[tid]

@@ -26,6 +26,7 @@ NAMES = [
     "replay-and-xray.ipynb",
     "agent-on-your-data.ipynb",
     "subagents.ipynb",
+    "elicitation.ipynb",
 ]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -280,3 +281,30 @@ def test_subagents(tmp_path, monkeypatch):
     ], "cancel where allowed: the child stops, the parent goes on"
     rows = [line.rsplit(maxsplit=2)[-2:] for line in out[11]]
     assert len(rows) == 9 and ["call_review_edit", "cancelled"] in rows and ["call_lint", "completed"] in rows
+
+
+def test_elicitation(tmp_path, monkeypatch):
+    """Headless, the click section's questions are cancelled by its ``when_headless`` policy; the
+    code section's handler fills the release form (defaults fill the rest) and declines the rest; the
+    request-scoped question at ``session/new`` is answered by the agent's handler."""
+    cells = run("elicitation.ipynb", tmp_path, monkeypatch)
+    assert [c for c in cells if c["errors"]] == []
+    clicked = cell_of(cells, "%%acp --wait\nFill in a form for the release.")
+    assert clicked["widgets"] == 1 and "turn ended (end_turn)" in clicked["stdout"]
+    table = cell_of(cells, "for row in acp.state.records")["stdout"].splitlines()
+    assert [line.split()[:4] for line in table if "How should" in line] == [
+        ["elic_1", "form", "cancelled", "policy"],
+        ["elic_5", "form", "accepted", "handler"],
+    ]
+    assert [line.split()[1:4] for line in table if "Sign in" in line] == [
+        ["url", "cancelled", "policy"],
+        ["url", "declined", "handler"],
+    ]
+    said = cell_of(cells, "print(next(m.text")["stdout"]
+    assert said.startswith("Release **autumn** 1.2.3 with the aggressive strategy on linux, macos.")
+    assert "Reviewers: Ada Lovelace." in said
+    values = cell_of(cells, "release = next(")["stdout"]
+    assert values.startswith("autumn 1.2.3 ['linux', 'macos'] 2\n")  # retries: the form's default
+    assert "a version of 1.2 would be refused: {'version': " in values
+    before = cell_of(cells, "import os")["stdout"]
+    assert before.startswith("handler accept {'profile': 'quick', 'verbose': False}\n")

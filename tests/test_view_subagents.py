@@ -5,6 +5,7 @@ and the export."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 
@@ -273,7 +274,10 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     peer, agent, session = await connect(2)
     earlier, fake, scheduler = make_view(session)  # an earlier turn's cell, ended
     earlier.stop_following()
-    turns = AgentTurnViews(session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0])
+    shown: list = []
+    turns = AgentTurnViews(
+        session, "acp", make=lambda *a, **k: make_view(*a, fake, **k)[0], on_first=shown.append
+    )
     header = SessionHeaderView(session, title="acp", scheduler=scheduler, clock=fake.clock)
     origin = {"_claude/origin": {"kind": "task-notification"}}
     peer.send(update({"sessionUpdate": "state_update", "state": "running"}, "s1"))
@@ -288,6 +292,7 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     await peer.settled()
     fake.advance(1)
     (view,) = turns.box.children
+    assert shown == [turns.box]  # the start cell shows the box from the first such turn on
     assert view is turns.views[1] and view.anchor == anchor_of(session, 1)
     assert view.title == "acp: agent · task notification" and view.entry_keys == ["message:a1"]
     assert earlier.entry_keys == []
@@ -311,4 +316,154 @@ async def test_a_turn_the_agent_started_gets_its_own_view_in_the_start_cell_and_
     await peer.settled()
     assert view.entry_keys == ["message:a1"]  # it ended: it follows no more
     turns.close()
+    await agent.close()
+
+
+async def test_a_view_of_one_subagent_alone_shows_its_tree(recording) -> None:
+    peer, agent, session = await connect(2)
+    await spawned(peer)
+    view, fake, _ = make_view(session.subagents[CHILD])
+    fake.advance(1)
+    snap = view.snapshot
+    assert snap["order"] == ["tool_call:c1", "subagent:grand%2F1", "subagent:grand%2F1/tool_call:g1"]
+    assert snap["header"]["title"] == "<b>Explore</b>" and snap["header"]["can_cancel"] is False
+    assert snap["entries"]["tool_call:c1"]["title"] == "Child's"  # keyed as its own session's
+    start, length = snap["terminals"]["t1"]["blob"]
+    assert view.terminal_bytes[start : start + length] == b"child bytes"
+    await agent.close()
+
+
+async def test_cancel_on_a_childs_tool_call_or_terminal_names_the_child(recording) -> None:
+    """The page's Cancel of a child's card sends the child's session (``session``), of a child's
+    terminal its view id: the kernel cancels them with the child's ``sessionId``."""
+    peer, agent, session = await connect(2)
+    cancel = {"capabilities": {"cancel": {}}}
+    term = {"type": "terminal", "terminalId": "t1"}
+    peer.send(announce())
+    peer.send(update(tool("c1", title="Run", status="in_progress", content=[term], **cancel), CHILD))
+    peer.send(update({"sessionUpdate": "terminal_update", "terminalId": "t1", **cancel}, CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    entry = view.snapshot["entries"][f"{CARD}/tool_call:c1"]
+    assert (entry["cancellable"], entry["session"]) == (True, CHILD)
+    assert view.snapshot["terminals"][f"{CARD}/t1"]["cancellable"] is True
+    view._handle_browser_msg({"type": "cancel_tool_call", "id": "c1", "session": CHILD})
+    view._handle_browser_msg({"type": "cancel_terminal", "id": f"{CARD}/t1"})
+    await peer.settled()
+    assert [(r["method"], r["params"]) for r in peer.requests] == [
+        ("tool_call/cancel", {"sessionId": CHILD, "toolCallId": "c1"}),
+        ("terminal/cancel", {"sessionId": CHILD, "terminalId": "t1"}),
+    ]
+    for request in peer.requests:
+        peer.reply(request["id"], {})
+    await peer.settled()
+    await agent.close()
+
+
+async def test_the_demo_agents_subagent_scenario_is_drawn_whole(recording) -> None:
+    """The demo agent's subagents (a foreground reviewer with a linter child of its own, a
+    background writer asking after the turn ended, messages streamed on both sides): every update
+    has its place — no raw entry —, every request its subagent's card, every message its other view."""
+    import acp_notebook
+
+    agent = await acp_notebook.start_agent(
+        "python -m acp_notebook.demo_agent --scenario subagents", env={"ACP_DEMO_SPEED": "0"}
+    )
+    try:
+        session = await agent.new_session("/tmp")
+        session.permission_handler = lambda request: "allow-once"
+        view, fake, _ = make_view(session)
+        assert await asyncio.wait_for(session.prompt("delegate to subagents"), 30) == "end_turn"
+        assert await session.wait_idle(30, background=True)
+        fake.advance(5)
+        entries, order = view.snapshot["entries"], view.snapshot["order"]
+        assert not [k for k, e in entries.items() if e["kind"] == "other"]
+        cards = [k for k, e in entries.items() if e["kind"] == "subagent"]
+        assert len(cards) == 3 and any(k.count("/subagent:") == 1 for k in cards)  # the linter: nested
+        assert all(entries[k]["tree"] and entries[k]["run_state"] == "idle" for k in cards)
+        asks = [e for e in entries.values() if e["kind"] == "permission"]
+        assert asks and all(e["subagent"] and e["card"] in order for e in asks)
+        messages = [e for e in entries.values() if e["kind"] == "session_message"]
+        assert messages and all(e["link"] in order and e["direction"] for e in messages)
+        assert [t.origin for t in session.turns] == ["user", "agent"]
+    finally:
+        await agent.close()
+
+
+async def test_a_huge_subagent_title_is_clipped_where_it_is_named(recording) -> None:
+    """A card is sent again with each change of its child: a 1 MB title travels as 500 characters."""
+    peer, agent, session = await connect(2)
+    huge = "T" * 1_000_000
+    peer.send(announce(title=huge, description="D" * 100_000))
+    peer.send(ask(3, CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    card = view.snapshot["entries"][CARD]
+    assert card["title"] == "T" * 500 + "… (999,500 more characters)" and len(card["description"]) < 5_100
+    (request,) = session.pending_permissions
+    assert len(view.snapshot["entries"][f"permission:{request.key}"]["subagent"]) < 600
+    assert len(view.snapshot["header"]["waiting"][0]["subagent"]) < 600
+    assert session.subagents[CHILD].title == huge  # the state keeps it whole
+    await agent.close()
+
+
+async def test_a_big_subagent_tree_saves_in_pages_and_reads_back_whole(recording) -> None:
+    """Past one message the saved snapshot goes to pages: the child's entries and terminal too."""
+    from .test_comm_bounds import page_bytes, paged_snapshot
+
+    peer, agent, session = await connect(2)
+    peer.send(announce(title="Explore"))
+    for i in range(60):
+        content = [{"type": "content", "content": {"type": "text", "text": f"{i} " + "x" * 10_000}}]
+        peer.send(update(tool(f"c{i}", title=f"child {i}", content=content), CHILD))
+    peer.send(update(tool("cterm", content=[{"type": "terminal", "terminalId": "t1"}]), CHILD))
+    peer.send(update(terminal("t1", b"child bytes"), CHILD))
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(3)
+    assert view.pages and "groups" in view.snapshot
+    entries, terms = paged_snapshot(view, page_bytes(recording))
+    assert list(entries) == view.entry_keys and entries[f"{CARD}/tool_call:c59"]["title"] == "child 59"
+    assert entries[CARD]["tool_calls"] == 61
+    meta, data = terms[f"{CARD}/t1"]
+    assert (meta["id"], meta["terminal_id"], data) == (f"{CARD}/t1", "t1", b"child bytes")
+    await agent.close()
+
+
+def test_a_cards_time_runs_from_the_childs_first_sign_to_its_last_unless_it_runs() -> None:
+    from acp_notebook.widgets.tree_entries import span
+
+    now = [100.0]
+    child = SessionState(clock=lambda: now[0])
+    assert span(child, running=True) == (None, None)
+    child.apply(message("in-1", senderSessionId="s1", recipientSessionId=CHILD))  # its task, first
+    now[0] = 103.0
+    child.apply(tool("c1", title="Run", status="in_progress"))
+    now[0] = 107.5
+    child.apply(tool("c1", status="completed"))
+    assert span(child, running=True) == (100.0, None) and span(child, running=False) == (100.0, 107.5)
+
+
+async def test_subagents_nested_without_end_are_drawn_to_a_depth(recording) -> None:
+    """A hostile agent nests subagents 40 deep: the view draws 32 levels of trees, the cards below
+    say so, and nothing breaks (the snapshot, the export)."""
+    from acp_notebook.widgets.subtree import MAX_DEPTH
+
+    peer, agent, session = await connect(2)
+    parent = "s1"
+    for level in range(40):
+        peer.send(announce(f"n{level}", parent, title=f"level {level}"))
+        peer.send(update(tool(f"c{level}", title=f"at {level}"), f"n{level}"))
+        parent = f"n{level}"
+    await peer.settled()
+    view, fake, _ = make_view(session)
+    fake.advance(1)
+    cards = {e["title"]: e for e in view.snapshot["entries"].values() if e["kind"] == "subagent"}
+    assert len(cards) == MAX_DEPTH + 1  # the last drawn tree holds one more card, without a tree
+    deepest = cards[f"level {MAX_DEPTH}"]
+    assert (deepest["tree"], deepest["too_deep"]) == (False, True) and not cards["level 0"]["too_deep"]
+    assert view.items._unreached == []  # nothing to retry at each flush
+    assert "<html" in render_html(session, xray=False)
     await agent.close()

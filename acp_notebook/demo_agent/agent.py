@@ -109,7 +109,10 @@ class Agent:
             raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
         self.session_count += 1
         session_id = f"sess_demo_{self.session_count}"
-        self.sessions[session_id] = Session(session_id, cwd)
+        settings = (
+            await self.scenario.on_new(self.wire, self.client, req_id) if self.scenario.on_new else None
+        )
+        self.sessions[session_id] = Session(session_id, cwd, settings=settings)
         servers = params.get("mcpServers")
         self.sessions[session_id].mcp_servers = servers if isinstance(servers, list) else []
         asyncio.get_running_loop().call_soon(self._send_commands, session_id)

@@ -50,6 +50,8 @@ class Session:
     cancellable: bool = True  # a subagent honours `session/cancel` only if it advertised it
     background: list[dict] | None = None  # v2 `state_update.background`, once reported (then always)
     work: set[asyncio.Task] = field(default_factory=set)  # background work running for this session
+    settings: dict | None = None  # what the user answered at `session/new` (the elicitation scenario)
+    elicitations: int = 0  # URL elicitations asked in this session (for unique elicitation ids)
 
     def played(self, scenario: Any) -> int:
         """Count one more play of `scenario` in this session; how many there have been."""

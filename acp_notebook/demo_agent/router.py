@@ -9,7 +9,8 @@ The rules, in order (the first that applies wins; matching ignores case):
 3. A question (it ends with "?" or starts with why/how/what/...) → QUESTION, unless it is a
    request ("can you ...", "could you ...", "please ...") that names a topic.
 4. A topic's keyword → that topic's scenario, trying the topics in TOPICS order (so "run the
-   tests" is the story, not the slow command, and "have a subagent fix the bug" the subagents).
+   tests" is the story, not the slow command, "have a subagent fix the bug" the subagents, and "fill
+   in a form about the bug" the elicitation).
 5. Anything else → STORY, the scenario the agent played for every prompt before routing existed.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 HELP, RECAP, QUESTION = "help", "recap", "question"
 STORY, PERMISSION, SLOW, ECHO, NOTEBOOK = "default", "permission", "slow", "echo", "notebook"
-SUBAGENTS = "subagents"
+SUBAGENTS, ELICITATION = "subagents", "elicitation"
 
 HELP_PHRASES = frozenset(
     {"?", "help", "help me", "/help", "what can you do", "what can you show", "what can you show me"}
@@ -63,6 +64,15 @@ TOPICS = (
         "ended and then makes me start a turn of my own",
         keywords("subagent subagents delegate delegates child children"),
         ("delegate to subagents", "use a subagent"),
+    ),
+    Topic(
+        ELICITATION,
+        "Questions for you (elicitation)",
+        "a form with every kind of field for a release, a sign-in link to consent to, and a question I "
+        "withdraw once I find the answer myself; I use what you answer (start me with "
+        "`--scenario elicitation` and I also ask for a profile while `session/new` waits)",
+        keywords("form forms elicit elicitation elicitations survey questionnaire consent signin oauth"),
+        ("fill in a form", "ask me with a form"),
     ),
     Topic(
         STORY,

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import client_write, notebook_tools, story, subagents
+from . import client_write, elicitation, notebook_tools, story, subagents
 from .data import ALLOW_OPTION_IDS
 
 SLOW_TICK = 0.05
@@ -25,6 +25,7 @@ class Scenario:
     announce_version: int | None = None
     noisy: bool = False
     idle_first: bool = False
+    on_new: Callable[[Any, dict, Any], Awaitable[dict]] | None = None  # asks while session/new waits
 
 
 async def echo(em: Any) -> None:
@@ -81,6 +82,7 @@ SCENARIOS: dict[str, Scenario] = {
     "write": Scenario(client_write.play),
     "notebook": Scenario(notebook_tools.play),
     "subagents": Scenario(subagents.play),
+    "elicitation": Scenario(elicitation.play, on_new=elicitation.ask_at_new),
 }
 
 

@@ -36,11 +36,16 @@ def _header_view(session: Session, name: str) -> Any:
     return SessionHeaderView(session, title=name, hint=hint)
 
 
-def _agent_turns(session: Session, name: str) -> Any:
-    """Where the turns the agent starts by itself show (they have no cell): under the start cell's header."""
+def _show_start(session: Session, name: str) -> None:
+    """Show the start cell's header view; the turns the agent starts by itself (they have no cell)
+    show under it: the cell's output becomes the header and their box when the first one starts."""
+    from ipywidgets import VBox
+
     from ..widgets.agent_turns import AgentTurnViews
 
-    return AgentTurnViews(session, name).box
+    header = _header_view(session, name)
+    handle = display(header, display_id=True)
+    AgentTurnViews(session, name, on_first=lambda box: handle.update(VBox([header, box])))
 
 
 class Commands:
@@ -158,8 +163,7 @@ class Commands:
         if getattr(args, "review", False):
             print(_review_note(agent))
         if not args.no_view:
-            display(_header_view(session, args.name))
-            display(_agent_turns(session, args.name))  # empty until the agent starts a turn
+            _show_start(session, args.name)
 
     async def login(self, args: argparse.Namespace) -> None:
         """``%acp login [METHOD]``: list the auth methods, or log in (and finish a pending start)."""

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.state import SessionState
+from .elicitation_entry import answer_click
 
 
 class Actions:
@@ -37,6 +38,35 @@ class Actions:
     def _answered(self, request: Any) -> None:
         """A bare state has no client to tell it: tell its observers here."""
         self.state.permission_answered(request)
+
+    def elicitation(self, key: str, content: dict[str, Any]) -> dict[str, str] | None:
+        """Answer elicitation ``key`` as a click says; the kernel's errors for refused values."""
+        found = self.state.elicitations.get(key)
+        if found is None:
+            self.state.diagnose("view-action-error", f"no elicitation {key!r} to answer")
+            return None
+        try:
+            errors = answer_click(found, content, self._dismiss)
+        except (ValueError, RuntimeError) as exc:
+            self.state.diagnose("view-action-error", str(exc))
+            return None
+        if errors is None and not found.pending:
+            self._elicitation_answered(found)
+        return errors
+
+    def _elicitation_answered(self, elicitation: Any) -> None:
+        """A bare state has no desk to tell it: tell its observers here (once)."""
+        times = self.state.elicitation_times.get(elicitation.key)
+        if times is not None and times[1] is None:
+            self.state.elicitation_changed(elicitation)
+
+    def _dismiss(self, key: str) -> bool:
+        """A waiting URL card closed by the user (a bare state: the state is told here)."""
+        found = self.state.elicitations.get(key)
+        if found is None or not found.dismiss():
+            return False
+        self.state.elicitation_changed(found, ("dismissed",))
+        return True
 
     def cancel_turn(self) -> None:
         """Stop the current turn (no-op without a session)."""
@@ -70,6 +100,13 @@ class SessionActions(Actions):
 
     def _answered(self, request: Any) -> None:
         """The session's permission desk already told the state."""
+
+    def _elicitation_answered(self, elicitation: Any) -> None:
+        """The session's elicitation desk tells the state."""
+
+    def _dismiss(self, key: str) -> bool:
+        """A waiting URL card closed by the user: the session's desk."""
+        return bool(self.session.dismiss_elicitation(key))
 
     def cancel_turn(self) -> None:
         """Cancel the session's current turn."""
@@ -110,8 +147,9 @@ class SessionActions(Actions):
         self.session.terminal_resize(terminal_id, cols, rows)
 
     def interactive_terminals(self) -> list[str]:
-        """The session's running terminals that accept input."""
-        return list(self.session.interactive_terminals())
+        """The session's running terminals that accept input (a subagent's: none)."""
+        running = getattr(self.session, "interactive_terminals", None)
+        return list(running()) if callable(running) else []
 
     def _spawn(self, make: Callable[[], Awaitable[Any]]) -> None:
         async def run() -> None:

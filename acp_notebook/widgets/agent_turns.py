@@ -1,7 +1,8 @@
 """The views of the turns an agent starts by itself (e.g. Claude's task notification).
 
 Such a turn has no cell of its own, and must never show in an unrelated cell (an earlier turn's):
-the start cell holds them. ``AgentTurnViews.box`` (an ipywidgets ``VBox``, empty until then) gets,
+the start cell holds them. ``AgentTurnViews.box`` (an ipywidgets ``VBox``, shown by ``on_first`` when
+the first one starts: ``%acp start`` then updates its cell's output to the header and the box) gets,
 for each turn with ``origin == "agent"``, a ``SessionView`` of that turn from where it began
 (``turn.timeline_start``), titled with where it came from and anchored where the start cell's
 turn line points (``header_view.anchor_of``); when the turn ends the view stops following, like a
@@ -30,8 +31,14 @@ def agent_turn_title(name: str | None, turn: Any) -> str:
 class AgentTurnViews:
     """A box of views, one per turn the agent started, for a place with no cell per turn."""
 
-    def __init__(self, session: Any, name: str | None = None, make: Callable[..., Any] = SessionView) -> None:
-        self.session, self.name, self._make = session, name, make
+    def __init__(
+        self,
+        session: Any,
+        name: str | None = None,
+        make: Callable[..., Any] = SessionView,
+        on_first: Callable[[ipywidgets.VBox], Any] | None = None,
+    ) -> None:
+        self.session, self.name, self._make, self._on_first = session, name, make, on_first
         self.box = ipywidgets.VBox([])
         self.views: dict[int, Any] = {}
         self._unsubscribe = session.state.subscribe(self._on_change)
@@ -59,6 +66,8 @@ class AgentTurnViews:
         title, anchor = agent_turn_title(self.name, turn), anchor_of(self.session, number)
         view = self.views[number] = self._make(self.session, since=since, title=title, anchor=anchor)
         self.box.children = (*self.box.children, view)
+        if len(self.views) == 1 and self._on_first is not None:
+            self._on_first(self.box)  # the place shows the box from now on
 
     def close(self) -> None:
         """Stop hearing of turns and close the views."""

@@ -98,6 +98,17 @@ def terminal_message(view: Page, content: dict[str, Any]) -> None:
         view.state.diagnose("view-action-error", f"{kind} for {args[0]}: {type(exc).__name__}")
 
 
+def elicitation_click(view: Page, content: dict[str, Any]) -> None:
+    """Accept, decline, cancel or dismiss an elicitation; values the kernel refuses go back."""
+    key = content.get("key")
+    if not isinstance(key, str):
+        view.state.diagnose("view-bad-message", "elicitation click without a `key`")
+        return
+    errors = view.actions.elicitation(key, content)
+    if errors:
+        view.send({"type": "elicitation_refused", "key": key, "errors": errors})
+
+
 def entry_reply(view: Page, key: Any) -> None:
     """Send entry ``key`` whole ("show all" of a cut message; ``entry`` null for an unknown key)."""
     entry = view.whole_entry(key) if isinstance(key, str) else None
@@ -131,4 +142,5 @@ LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-
     "terminal_input": terminal_message,
     "terminal_resize": terminal_message,
     "review": review_message,
+    "elicitation": elicitation_click,
 }

@@ -13,6 +13,14 @@ from typing import Any
 
 ENTRY_TEXT = 200_000  # characters of text per entry sent and saved; the rest on "show all"
 SHORT = 1_000  # a string this short (a kind, a name, a URI) is never cut
+TITLE_CHARS = 500  # of a name shown in a line: a subagent's title, a request's (cards, the header)
+
+
+def clip(text: str | None, limit: int = TITLE_CHARS) -> str | None:
+    """``text`` cut to ``limit`` characters, saying how many more there were (None stays None)."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
 def bounded(entry: dict[str, Any], limit: int = ENTRY_TEXT) -> dict[str, Any]:

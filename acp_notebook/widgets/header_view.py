@@ -239,7 +239,9 @@ def _earlier_turns(session: Any) -> list[_Record]:
     return records
 
 
-TIMELINE = frozenset({"tool_call", "message", "permission", "plan", "notice", "other", "file_write"})
+TIMELINE = frozenset(
+    {"tool_call", "message", "permission", "elicitation", "plan", "notice", "other", "file_write"}
+)
 
 
 def announcements(timeline: list[tuple[str, Any]], raw: list[dict[str, Any]]) -> list[int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.session_messages import SessionMessage
+from .entry_bound import clip
 from .subtree import SESSION_MESSAGE, Scope, ViewTree
 
 
@@ -46,7 +47,7 @@ def session_message_entry(tree: ViewTree, scope: Scope, message_id: str) -> dict
         "id": message_id,
         "direction": way,
         "peer": peer,
-        "peer_title": info.title if info is not None else None,
+        "peer_title": clip(info.title) if info is not None else None,
         "relation": relation(scope, peer),
         "sender_session_id": msg.sender_session_id,
         "recipient_session_id": msg.recipient_session_id,

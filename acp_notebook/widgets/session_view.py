@@ -18,8 +18,6 @@ import traitlets
 from ipywidgets import widget_serialization
 
 from .. import frontend
-from ..protocol.changes import Change
-from ..protocol.content import terminal_refs
 from ..protocol.state import SessionState
 from . import browser_inbox, extensions, tree_entries
 from . import viewmodel as vm
@@ -31,15 +29,11 @@ from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
 from .scheduler import Scheduler, default_scheduler
-from .snapshot import SAVED_TERMINAL_BYTES, Item
+from .snapshot import SAVED_TERMINAL_BYTES
 from .snapshot_pages import SavedSnapshot, SnapshotPage
-from .subtree import SUBAGENT, Scope, ViewTree
+from .subtree import ViewTree
 from .terminal_moves import terminal_moves
-
-ITEM_KINDS = {
-    "tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message",
-}  # fmt: skip
-QUIET_KINDS = {"terminal"}  # changes that leave a subagent's card as it was (its bytes)
+from .view_items import ViewItems
 
 
 class SessionView(anywidget.AnyWidget):
@@ -70,21 +64,18 @@ class SessionView(anywidget.AnyWidget):
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
         self._home = self.state
-        self.title, self.root = title, root if root is not None else vm.server_root()
+        named = getattr(self.session, "title", None)  # a Subagent's, shown alone
+        self.title = title if title is not None else named if isinstance(named, str) else None
+        self.root = root if root is not None else vm.server_root()
         self.actions = actions or actions_for(self.session, self.state)
         self.scheduler = scheduler or default_scheduler()
-        self.following = True
-        self._keys: dict[str, Item] = {}
-        self._terminals: dict[str, tuple[Scope, str]] = {}  # view id -> (scope, terminal id)
-        self._dirty: dict[str, None] = {}
-        self._new: list[str] = []
-        self._dirty_terms: dict[str, None] = {}
         self._sent_terms: dict[str, tuple[int, int]] = {}
         self._seq = 0
         self._full_pending = False
         self._bounded = BoundedSender(super().send)
         self._saved = SavedSnapshot(self.saved_terminal_bytes)
-        self._follow(ViewTree(self.state, self.session), since)
+        mark = lambda: self.scheduler.mark(self)  # noqa: E731
+        self.items = ViewItems(ViewTree(self.state, self.session), since, self._saved.touch, mark)
         self._sent_header: dict[str, Any] | None = None  # the header the page has (None: send it)
         self._attach_features(xray)
         self.on_msg(on_loop(self._handle_browser_msg))
@@ -118,48 +109,44 @@ class SessionView(anywidget.AnyWidget):
 
     def detach(self) -> None:
         """Stop observing the state (before a seek changes it on another thread)."""
-        for unsubscribe in self._unsubscribes:
-            unsubscribe()
-        self._unsubscribes = []
+        self.items.detach()
 
     def retarget(self, state: SessionState, source: Any = None) -> None:
         """Show ``state`` from now on, whole (a replay's after a seek, or a pinned past state);
         ``source``: the session (or rebuilt one) whose ``subagents`` hold its children's states."""
-        self.detach()
         self.state = state
-        self._keys, self._terminals, self._sent_terms = {}, {}, {}
+        self._sent_terms = {}
         if source is None and state is self._home:
             source = self.session
-        self._follow(ViewTree(state, source), 0)
+        self.items.follow(ViewTree(state, source))
         self._full_pending = True  # the next patch replaces what the browser shows
         self.scheduler.mark(self)
 
-    def _follow(self, tree: ViewTree, since: int) -> None:
-        """Show ``tree`` (its root's timeline from ``since``) and observe its states."""
-        self.tree, self._unsubscribes, self._unreached = tree, [], []
-        tree.following = self.following
-        self._observe(tree.root)
-        for kind, key in tree.root.state.timeline[since:]:
-            self._include(tree.root, kind, key)
-
-    def _observe(self, scope: Scope) -> None:
-        self._unsubscribes.append(scope.state.subscribe(lambda change: self._on_change(change, scope)))
-
     def _mark_sent(self) -> None:
-        self._dirty, self._dirty_terms, self._new = {}, {}, []
-        for view_id, term in self._terminal_objects().items():
+        self.items.take()
+        for view_id, term in self.items.terminal_objects().items():
             self._sent_terms[view_id] = (term.generation, term.end_offset)
 
     # -- what the view holds ----------------------------------------------------------------------
     @property
+    def tree(self) -> ViewTree:
+        """The sessions the view draws: its own and the subagents it reached."""
+        return self.items.tree
+
+    @property
     def entry_keys(self) -> list[str]:
         """The entry keys shown, in order."""
-        return list(self._keys)
+        return list(self.items.keys)
 
     @property
     def terminal_ids(self) -> dict[str, Any]:
         """The terminals this view shows (in its cards), by view id."""
-        return self._terminals
+        return self.items.terminals
+
+    @property
+    def following(self) -> bool:
+        """False once the view shows no new items (``stop_following``)."""
+        return self.items.following
 
     def refresh(self) -> None:
         """Send the header again soon, e.g. when ``actions.interactive_terminals()`` changed on its own."""
@@ -167,93 +154,13 @@ class SessionView(anywidget.AnyWidget):
 
     def stop_following(self) -> None:
         """Show no new items from now on (updates to the shown ones still arrive)."""
-        self.following = self.tree.following = False
-        for view_key, (_, kind, _) in self._keys.items():
-            if kind == SUBAGENT:
-                self._touch(view_key)  # its card now says where its later work shows
+        self.items.stop_following()
         self.scheduler.mark(self)
-
-    def _include(self, scope: Scope, kind: str, key: Any) -> None:
-        kind, key = scope.shown(kind, key)
-        view_key = scope.key(kind, key)
-        if view_key in self._keys:
-            return self._touch(view_key)  # a later subagent_update: its card changed
-        self._keys[view_key] = (scope, kind, key)
-        self._new.append(view_key)
-        self._touch(view_key)
-        if kind == "tool_call":
-            self._include_terminals(scope, scope.state.tool_calls[key].content)
-        elif kind == SUBAGENT:
-            self._reach(scope, key)
-
-    def _touch(self, view_key: str) -> None:
-        self._dirty[view_key] = None
-        self._saved.touch(view_key)
-
-    def _reach(self, scope: Scope, child_id: str) -> None:
-        """Show the tree of a subagent whose card is shown (later if its session is not known yet)."""
-        child = self.tree.child(scope, child_id)
-        if child is None:
-            self._unreached.append((scope, child_id))
-            return
-        self._observe(child)
-        for kind, key in child.state.timeline:
-            self._include(child, kind, key)
-
-    def _reach_late(self) -> None:
-        """The subagents announced before their sessions were registered: try again."""
-        waiting, self._unreached = self._unreached, []
-        for scope, child_id in waiting:
-            self._reach(scope, child_id)
-            self._touch(scope.key(SUBAGENT, child_id))
-
-    def _include_terminals(self, scope: Scope, content: list[Any]) -> None:
-        for terminal_id in terminal_refs(content):
-            view_id = scope.terminal(terminal_id)
-            if view_id not in self._terminals:
-                self._terminals[view_id] = (scope, terminal_id)
-                self._dirty_terms[view_id] = None
-
-    # -- changes ----------------------------------------------------------------------------------
-    def _on_change(self, change: Change, scope: Scope) -> None:
-        kind = change.kind
-        if kind in ITEM_KINDS:
-            self._item_changed(change, scope)
-        elif kind == SUBAGENT and scope.key(SUBAGENT, change.id) in self._keys:
-            self._touch(scope.key(SUBAGENT, change.id))
-        elif kind == "terminal":
-            if scope.terminal(str(change.id)) not in self._terminals:
-                return
-            self._dirty_terms[scope.terminal(str(change.id))] = None
-        if kind not in QUIET_KINDS:
-            self._touch_cards(scope, change)
-        self.scheduler.mark(self)
-
-    def _item_changed(self, change: Change, scope: Scope) -> None:
-        key = int(change.id) if change.kind in ("notice", "other", "file_write") else change.id
-        kind, key = scope.shown(change.kind, key)
-        view_key = scope.key(kind, key)
-        if view_key in self._keys:
-            self._touch(view_key)
-            if kind == "tool_call" and "content" in change.fields:
-                self._include_terminals(scope, scope.state.tool_calls[key].content)
-        elif change.created and self.following:
-            self._include(scope, kind, key)
-
-    def _touch_cards(self, scope: Scope, change: Change) -> None:
-        """The cards a change shows in: those of its session and above (a request: of the asker)."""
-        if change.kind == "permission" and change.id in scope.state.permissions:
-            asker = self.tree.scope_of(scope.state.permissions[change.id].session_id)
-            scope = asker if asker is not None else scope
-        for above in scope.ancestors():
-            if above.card in self._keys:
-                self._touch(above.card)
 
     # -- flushing (called by the scheduler) -------------------------------------------------------
     def flush_patch(self) -> int:
         """Send one coalesced patch with what changed since the last one; returns messages sent."""
-        if self._unreached:
-            self._reach_late()
+        self.items.reach_late()
         if self._full_pending:
             return self.flush_full()
         return self._send_patch(full=False)
@@ -262,26 +169,24 @@ class SessionView(anywidget.AnyWidget):
         """Send the whole view as one patch (the answer to a browser's ``resync``)."""
         self._full_pending = False
         self._sent_terms.clear()
-        self._new, self._dirty = list(self._keys), dict.fromkeys(self._keys)
-        self._dirty_terms = dict.fromkeys(self._terminals)
+        self.items.all_dirty()
         return self._send_patch(full=True)
 
     def _send_patch(self, *, full: bool) -> int:
         if self.comm is None:
             return 0
-        entries = {k: self._entry(k) for k in self._dirty}
-        shown, dirty = self._terminal_objects(), list(self._dirty_terms)
-        metas, moves, buffers = terminal_moves(shown, dirty, self._sent_terms)
+        dirty, new, dirty_terms = self.items.take()
+        entries = {k: self._entry(k) for k in dirty}
+        metas, moves, buffers = terminal_moves(self.items.terminal_objects(), dirty_terms, self._sent_terms)
         message: dict[str, Any] = {"type": "patch", "full": full}
         header = self._header()
         if full or header != self._sent_header:  # only when it changed (js/WIRE.md, Patches)
             message["header"] = self._sent_header = header
         if self.xray is not None:
             message["xray"] = self.xray.meta()
-        elif not (full or entries or metas or moves or self._new or "header" in message):
+        elif not (full or entries or metas or moves or new or "header" in message):
             return 0  # nothing changed that the page shows
-        message.update({"order": self._new, "entries": entries, "terminals": metas, "bytes": moves})
-        self._dirty, self._dirty_terms, self._new = {}, {}, []
+        message.update({"order": new, "entries": entries, "terminals": metas, "bytes": moves})
         sent, self._seq = self._bounded.patch(message, buffers, self._seq)  # pieces: a seq each
         return sent
 
@@ -293,12 +198,11 @@ class SessionView(anywidget.AnyWidget):
         """Refresh the saved snapshot (``snapshot``, ``terminal_bytes``, ``pages``: what reloads show)."""
         if self.comm is None:
             return 0
-        if self._unreached:
-            self._reach_late()
+        self.items.reach_late()
         head = {"seq": self._seq, "header": self._header()}
         if self.xray is not None:
             head["xray"] = self.xray.meta()
-        traits = self._saved.build(self.tree, head, self._keys, self._terminal_objects(), self.root)
+        traits = self._saved.build(self.tree, head, self.items.keys, self.items.terminal_objects(), self.root)
         with self.hold_sync():
             self.snapshot, self.terminal_bytes = traits["snapshot"], traits["terminal_bytes"]
             self.pages = traits["pages"]
@@ -306,24 +210,19 @@ class SessionView(anywidget.AnyWidget):
 
     def whole_entry(self, view_key: str) -> dict[str, Any] | None:
         """Entry ``view_key`` uncut ("show all"), or None if the view does not show it."""
-        item = self._keys.get(view_key)
+        item = self.items.keys.get(view_key)
         return tree_entries.build(self.tree, *item, self.root, whole=True) if item is not None else None
 
     def terminal_target(self, view_id: Any) -> tuple[str, str | None]:
         """``(terminal id, session id)`` of a terminal this view shows (the session None for its own)."""
-        scope, terminal_id = self._terminals.get(view_id, (self.tree.root, str(view_id)))
-        return terminal_id, scope.session_id if scope.card else None
+        return self.items.terminal_target(view_id)
 
     def _entry(self, view_key: str) -> dict[str, Any]:
-        return tree_entries.build(self.tree, *self._keys[view_key], self.root)
-
-    def _terminal_objects(self) -> dict[str, Any]:
-        """The terminals shown, by view id, as their states hold them now."""
-        found = ((vid, scope.state.terminals.get(tid)) for vid, (scope, tid) in self._terminals.items())
-        return {vid: term for vid, term in found if term is not None}
+        return tree_entries.build(self.tree, *self.items.keys[view_key], self.root)
 
     def _header(self) -> dict[str, Any]:
-        summary = self.session.summary() if self.session is not None else None
+        summarize = getattr(self.session, "summary", None)  # a Subagent has none
+        summary = summarize() if callable(summarize) else None
         waiting = tree_entries.waiting_list(self.tree)
         return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
 

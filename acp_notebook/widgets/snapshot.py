@@ -102,6 +102,6 @@ def snapshot_of(
     state = tree.root.state
     head = header(state, summary, title, interactive, waiting or tree_entries.waiting_list(tree))
     snapshot = {"seq": seq, "header": head, "order": list(items)}
-    entries = {k: tree_entries.build(tree, *item, root) for k, item in items.items()}
+    entries = {k: tree_entries.build(tree, *item, root, saved=True) for k, item in items.items()}
     snapshot.update({"entries": entries, "terminals": metas})
     return scrub_for(snapshot, tree.root.state.elicitations.values()), bytes(blob)  # a child's: the root's

@@ -92,7 +92,14 @@ class SavedSnapshot:
             self.paged = True
         return self._paged(tree, head, items, terminals, root)
 
-    def _paged(self, tree, head, items, terminals, root) -> dict[str, Any]:
+    def _paged(
+        self,
+        tree: ViewTree,
+        head: dict[str, Any],
+        items: Mapping[str, Item],
+        terminals: Mapping[str, Terminal],
+        root: str | None,
+    ) -> dict[str, Any]:
         old = [p for piece in self.pieces() for p in piece.pages]
         keys = list(items)
         groups = [
@@ -130,14 +137,16 @@ class SavedSnapshot:
         self.opened += -(-len(data) // PAGE_BYTES) or 1
         return _Piece(sig, data, _pages_of(data))
 
-    def _group(self, tree, items, keys: list[str], g: int, root) -> _Piece:
+    def _group(
+        self, tree: ViewTree, items: Mapping[str, Item], keys: list[str], g: int, root: str | None
+    ) -> _Piece:
         old = self._groups[g] if g < len(self._groups) else None
         if old is not None and old.sig == keys and not self._dirty.intersection(keys):
             return old
-        entries = {k: tree_entries.build(tree, *items[k], root) for k in keys}
+        entries = {k: tree_entries.build(tree, *items[k], root, saved=True) for k in keys}
         return self._piece(keys, encode(entries), old)
 
-    def _terminal(self, view_id: str, term, old: _Piece | None) -> _Piece:
+    def _terminal(self, view_id: str, term: Terminal, old: _Piece | None) -> _Piece:
         meta = vm.terminal_meta(term)
         mark = (meta["gen"], meta["base"], meta["end"])
         named = {"id": view_id, "terminal_id": term.terminal_id}  # last, in both forms (same JSON)

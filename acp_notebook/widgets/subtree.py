@@ -23,6 +23,7 @@ from ..protocol.state import SessionState
 from .viewmodel import entry_key
 
 SUBAGENT = "subagent"
+MAX_DEPTH = 32  # subagent levels a view draws; a card deeper than this shows no tree (``too_deep``)
 SUBAGENT_UPDATE = "subagent_update"
 SESSION_MESSAGE = "session_message"
 SESSION_MESSAGE_KINDS = frozenset({SESSION_MESSAGE, "session_message_chunk"})
@@ -42,6 +43,7 @@ class Scope:
     card: str = ""  # the key of its card in its parent's tree ("" for the view's own session)
     session_id: str | None = None
     parent: Scope | None = None
+    depth: int = 0  # subagent levels below the view's own session
 
     def key(self, kind: str, key: Any) -> str:
         """The view key of item ``(kind, key)`` of this session."""
@@ -73,6 +75,11 @@ class Scope:
             scope = scope.parent
 
 
+def too_deep(scope: Scope) -> bool:
+    """Whether the cards of ``scope``'s children show no tree (a hostile agent may nest without end)."""
+    return scope.depth >= MAX_DEPTH
+
+
 def children_of(source: Any) -> Mapping[str, Any]:
     """The ``Subagent`` objects of a session or subagent (none for a bare state)."""
     found = getattr(source, "subagents", None)
@@ -89,14 +96,15 @@ class ViewTree:
         self.following = True  # False: the view shows no new items (a turn's cell after its end)
 
     def child(self, scope: Scope, child_id: str) -> Scope | None:
-        """The scope of child ``child_id`` of ``scope`` (None while its ``Subagent`` is not known)."""
+        """The scope of child ``child_id`` of ``scope`` (None while its ``Subagent`` is not known,
+        and for good when ``scope`` is ``too_deep`` to draw its children's trees)."""
         card = scope.key(SUBAGENT, child_id)
         found = self.by_card.get(card)
         if found is None:
-            sub = children_of(scope.source).get(child_id)
+            sub = children_of(scope.source).get(child_id) if not too_deep(scope) else None
             if sub is None:
                 return None
-            found = self.by_card[card] = Scope(sub.state, sub, card, child_id, scope)
+            found = self.by_card[card] = Scope(sub.state, sub, card, child_id, scope, scope.depth + 1)
             self.by_session.setdefault(child_id, found)
         return found
 

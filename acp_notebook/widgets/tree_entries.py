@@ -4,28 +4,39 @@ items under their session, permission requests naming the subagent that asks. No
 A child's entry is its item's entry (``viewmodel``) with its terminals renamed to the view's ids
 (``Scope.terminal``) and ``session`` set to the child's id (a Cancel click names it). A permission
 request carries ``card``, the view key of the tool-call card it is drawn in, and, when a subagent
-asks, ``session_id`` and ``subagent`` (its title). Agent text (titles,
-descriptions) passes through as data: the page inserts it as text.
+asks, ``session_id`` and ``subagent`` (its title). Agent text (titles, descriptions) passes through
+as data, clipped where it is only a name (``entry_bound.clip``): the page inserts it as text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.elicitation import Elicitation
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from . import viewmodel as vm
-from .entry_bound import bounded
+from .elicitation_entry import saved_entry
+from .entry_bound import bounded, clip
 from .session_message_entry import session_message_entry
-from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree
+from .subtree import SESSION_MESSAGE, SUBAGENT, Scope, ViewTree, too_deep
 
 ACTIVE = frozenset({"running", "requires_action"})
+DESCRIPTION_CHARS = 5_000  # of a subagent's description on its card (sent again with each change)
 
 
 def build(
-    tree: ViewTree, scope: Scope, kind: str, key: Any, root: str | None = None, *, whole: bool = False
+    tree: ViewTree,
+    scope: Scope,
+    kind: str,
+    key: Any,
+    root: str | None = None,
+    *,
+    whole: bool = False,
+    saved: bool = False,
 ) -> dict[str, Any]:
-    """The entry of item ``(kind, key)`` of ``scope`` (``kind`` as ``Scope.shown`` gives it)."""
+    """The entry of item ``(kind, key)`` of ``scope`` (``kind`` as ``Scope.shown`` gives it);
+    ``saved``: as a saved notebook or an export keeps it (``elicitation_entry.saved_entry``)."""
     if kind == SUBAGENT:
         return subagent_entry(tree, scope, key)
     if kind == SESSION_MESSAGE:
@@ -35,11 +46,22 @@ def build(
         entry = vm.build_entry(scope.state, kind, key, root, whole=whole)
     if kind == "permission":
         entry.update(asker(tree, scope.state.permissions[key]))
+    elif kind == "elicitation":
+        entry.update(asker(tree, scope.state.elicitations[key]), agent=agent_name(tree))
+        entry = saved_entry(entry) if saved else entry
     return child_entry(scope, entry) if scope.card else entry
 
 
+def agent_name(tree: ViewTree) -> str | None:
+    """The agent's title or name, as the consent card names who asks (None: not known)."""
+    summarize = getattr(tree.root.source, "summary", None)  # a Session's (a Subagent has none)
+    agent = getattr(summarize(), "agent", None) if callable(summarize) else None
+    name = getattr(agent, "title", None) or getattr(agent, "name", None)
+    return clip(name) if isinstance(name, str) else None
+
+
 def child_entry(scope: Scope, entry: dict[str, Any]) -> dict[str, Any]:
-    """A child's entry: its terminals under the view's ids, its session named, cancel only where it can."""
+    """A child's entry: its terminals under the view's ids, its session named (Cancel clicks say it)."""
     out = {**entry, "session": scope.session_id}
     if entry.get("kind") == "tool_call":
         out["items"] = [_renamed(scope, item) for item in entry.get("items", ())]
@@ -52,15 +74,15 @@ def _renamed(scope: Scope, item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def asker(tree: ViewTree, perm: PermissionRequest) -> dict[str, Any]:
-    """Where a request is drawn (``card``) and, for a subagent's, which one asks."""
+def asker(tree: ViewTree, perm: PermissionRequest | Elicitation) -> dict[str, Any]:
+    """Where a request (or an elicitation) is drawn (``card``) and, for a subagent's, which one asks."""
     info = tree.info(perm.session_id)
     tool = perm.tool_call_id
     if info is None:  # the view's own session asks
         return {"card": tree.root.key("tool_call", tool) if tool is not None else None}
     home = tree.scope_of(perm.session_id)
     card = home.key("tool_call", tool) if home is not None and tool is not None else None
-    return {"card": card, "session_id": perm.session_id, "subagent": info.title or perm.session_id}
+    return {"card": card, "session_id": perm.session_id, "subagent": clip(info.title or perm.session_id)}
 
 
 def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any]:
@@ -73,15 +95,16 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
     entry = {
         "kind": SUBAGENT,
         "id": child_id,
-        "title": info.title,
-        "description": info.description,
+        "title": clip(info.title),
+        "description": clip(info.description, DESCRIPTION_CHARS),
         "run_state": info.run_state,
         "cancellable": info.cancellable and running and can_cancel(child),
         "tree": child is not None,
+        "too_deep": too_deep(scope),
         "tool_calls": len(child.state.tool_calls) if child is not None else None,
         "subagents": len(child.state.subagents) if child is not None else None,
         "pending": len(waiting),
-        "waiting": [perm.title for perm in waiting][:5],
+        "waiting": [clip(perm.title) for perm in waiting][:5],
         "started": started,
         "ended": ended,
         **problems(child.state if child is not None else None),
@@ -102,7 +125,9 @@ def waiting_list(tree: ViewTree) -> list[dict[str, Any]]:
     for perm in tree.root.state.pending_permissions:
         info = tree.info(perm.session_id)
         if info is not None:
-            out.append({"session_id": perm.session_id, "subagent": info.title, "title": perm.title})
+            out.append(
+                {"session_id": perm.session_id, "subagent": clip(info.title), "title": clip(perm.title)}
+            )
     return out
 
 
@@ -127,6 +152,7 @@ def span(state: SessionState, running: bool) -> tuple[float | None, float | None
     starts = [tc.created_at for tc in state.tool_calls.values()]
     starts += [m.first_seen for m in state.messages.values() if m.first_seen]
     starts += [t.first_seen for t in state.terminals.values()]
+    starts += [m.first_seen for m in state.session_messages.values() if m.first_seen]  # its task
     if not starts:
         return None, None
     if running:
@@ -134,4 +160,5 @@ def span(state: SessionState, running: bool) -> tuple[float | None, float | None
     ends = [tc.ended_at or tc.updated_at for tc in state.tool_calls.values()]
     ends += [m.last_seen for m in state.messages.values() if m.last_seen]
     ends += [t.last_seen for t in state.terminals.values()]
+    ends += [m.last_seen for m in state.session_messages.values() if m.last_seen]
     return min(starts), max(ends, default=min(starts))

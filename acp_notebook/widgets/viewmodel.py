@@ -18,6 +18,7 @@ from ..protocol.state import SessionState
 from ..protocol.terminal import Terminal
 from ..protocol.toolcall import ToolCall
 from ..protocol.v1 import unified_patch
+from .elicitation_entry import elicitation_entry
 from .entry_bound import bounded
 from .header import header as header  # the view header lives in its own module
 from .plan_entry import plan_entry, removed_plan_entry
@@ -48,6 +49,8 @@ def _entry(state: SessionState, kind: str, key: Any, root: str | None) -> dict[s
         return message_entry(state.messages[key])
     if kind == "permission":
         return permission_entry(state.permissions[key])
+    if kind == "elicitation":
+        return elicitation_entry(state.elicitations[key])
     if kind == "plan":
         return plan_view(state, key, root)
     if kind == "file_write":

@@ -1,5 +1,7 @@
 // Test hooks on the registered API (read terminal buffers, check cell colours).
 import { Terminal } from "@xterm/xterm";
+import { readNumber } from "./elicitform.js";
+import { FORMAT_PATTERNS, validate } from "./elicitvalid.js";
 import { viewsByHost } from "./terminal.js";
 
 function viewOf(host) {
@@ -16,6 +18,9 @@ async function ready(host) {
 }
 
 export const debug = {
+  /** The elicitation form's validator (the page's; the kernel's twin) and its typed-number reader. */
+  elicitation: { validate, readNumber, FORMAT_PATTERNS },
+
   /** The xterm.js Terminal class the views use (benchmarks build a raw one: same version). */
   Terminal,
 

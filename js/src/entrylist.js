@@ -5,6 +5,7 @@
 // drawn at its own place. A subagent's entries (keys under its card's: WIRE.md "Subagents") are
 // drawn in its card's own slot list, at any depth. A view extension: `onPatch`, `onMessage`
 // ("show all" answers), `dispose`.
+import { elicitationId, kernelRefused, renderElicitation } from "./elicitation.js";
 import { renderEntry } from "./entries.js";
 import { renderPermission } from "./permission.js";
 import { PermissionNesting } from "./permnest.js";
@@ -14,6 +15,7 @@ import { destroyCard, renderCard } from "./toolcall.js";
 import { sig } from "./util.js";
 
 const TOOL_CALL = "tool_call:";
+const ASKS = { permission: renderPermission, elicitation: renderElicitation }; // drawn in their tool call's card
 const SUBAGENT = "subagent:";
 
 /** The key of the subagent card an entry is drawn in ("" for the view's own session). */
@@ -42,6 +44,7 @@ export class EntryList {
     this.cards = new Map(); // tool_call key → {el, items, perms} (toolcall.js)
     this.perms = new Map(); // permission key → {el, inCard}: its block as last drawn
     this.nesting = new PermissionNesting();
+    ctx.redraw = (key) => this.entries.has(key) && this.drawPermission(key, this.entries.get(key));
   }
 
   onPatch(p) {
@@ -78,8 +81,19 @@ export class EntryList {
 
   /** The kernel's answer to "show all": the whole entry replaces the cut one (until it changes). */
   onMessage(msg) {
+    if (msg.type === "elicitation_refused") return this.refused(msg);
     if (msg.type !== "entry_full") return false;
     if (msg.entry && typeof msg.entry === "object" && this.entries.has(msg.key)) this.upsert(msg.key, msg.entry);
+    return true;
+  }
+
+  /** The kernel refused an elicitation's values: its card shows why, next to the fields. */
+  refused(msg) {
+    for (const [key, entry] of this.entries) {
+      if (entry.kind !== "elicitation" || elicitationId(key, entry) !== msg.key) continue;
+      kernelRefused(this.ctx, key, msg.errors);
+      this.drawPermission(key, entry);
+    }
     return true;
   }
 
@@ -95,7 +109,7 @@ export class EntryList {
     const list = this.listOf(key);
     list.add(key);
     if (entry.kind === "tool_call") this.drawCard(key, entry);
-    else if (entry.kind === "permission") this.drawPermission(key, entry);
+    else if (ASKS[entry.kind]) this.drawPermission(key, entry);
     else if (entry.kind === "subagent") this.drawSubagent(key, entry);
     else list.place(key, renderEntry(key, entry, this.ctx));
   }
@@ -120,12 +134,12 @@ export class EntryList {
     this.listOf(key).place(key, card.el);
   }
 
-  /** A permission request: inside its tool call's card when the view has it, else at its place. */
+  /** A request (permission, elicitation): inside its tool call's card when the view has it, else at its place. */
   drawPermission(key, entry) {
     const cardKey = cardKeyOf(entry);
     const before = this.nesting.set(key, cardKey);
     const inCard = !!this.cardOf(cardKey);
-    this.perms.set(key, { el: renderPermission(key, entry, this.ctx, inCard), inCard });
+    this.perms.set(key, { el: ASKS[entry.kind](key, entry, this.ctx, inCard), inCard });
     if (before != null && before !== cardKey) this.fillCard(before); // it left that card
     if (inCard) this.fillCard(cardKey);
     else this.listOf(key).place(key, this.perms.get(key).el);
@@ -140,7 +154,7 @@ export class EntryList {
       const entry = this.entries.get(key);
       if (!entry) continue;
       let drawn = this.perms.get(key);
-      if (!drawn?.inCard) this.perms.set(key, (drawn = { el: renderPermission(key, entry, this.ctx, true), inCard: true }));
+      if (!drawn?.inCard) this.perms.set(key, (drawn = { el: ASKS[entry.kind](key, entry, this.ctx, true), inCard: true }));
       this.listOf(key).hide(key);
       blocks.push(drawn.el);
     }

@@ -72,6 +72,7 @@ function problems(entry, key, ctx) {
 
 /** Why the card's tree is not all there is: no tree in this view, or a turn's cell after its end. */
 function noteText(entry, state, pending) {
+  if (entry.too_deep) return "Nested too deep to draw its own tree here: session.subagents holds it.";
   if (entry.tree === false) return "The subagent's own updates are not in this view.";
   if (entry.followed === false && (pending > 0 || state === "running" || state === "requires_action")) {
     return "It works on after this cell's turn ended: its later work and requests show in the whole session's view (%acp view).";

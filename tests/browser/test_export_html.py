@@ -239,3 +239,58 @@ def test_exported_xray_of_a_long_trace_virtualises_and_shows_findings(tmp_path, 
     finally:
         ctx.close()
     assert errors == [] and dialogs == []
+
+
+async def _subagent_session(out: Path) -> None:
+    """A session whose subagent ran a command (its own terminal, the same id as the root's) and
+    a grandchild of its own, exported."""
+    from ..support import update
+    from ..test_client_framing import connect
+    from ..test_subagents import announce
+
+    peer, agent, session = await connect(2)
+    term = {"type": "terminal", "terminalId": "t1"}
+    output = {
+        "sessionUpdate": "terminal_update",
+        "terminalId": "t1",
+        "output": {"data": "Y2hpbGQgc2F5cyBoaQ=="},
+    }
+    peer.send(announce(title="Explore <script>", state={"state": "idle"}))
+    peer.send(
+        update(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "Run", "content": [term]},
+            "child-1",
+        )
+    )
+    peer.send(update(output, "child-1"))
+    peer.send(announce("grand-1", "child-1", title="Deeper"))
+    await peer.settled()
+    acp_notebook.export_html(session, out, xray=False)
+    await agent.close()
+
+
+def test_an_exported_page_draws_the_subagent_tree(tmp_path, lab_browser):
+    out = tmp_path / "subagents.html"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _subagent_session(out)).result()
+    ctx = lab_browser.new_context(viewport={"width": 1100, "height": 900})
+    try:
+        ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+        page = ctx.new_page()
+        page.goto(out.as_uri(), timeout=15_000)
+        wait_value(page, "() => document.documentElement.dataset.acpExport || null", "mounted", "the mount")
+        card = '.acp-subagent[data-key="subagent:child-1"]'
+        assert page.locator(f"{card} > .acp-sub-head .acp-sub-title").text_content() == "Explore <script>"
+        page.locator(f"{card} > .acp-sub-head").click()  # closed: nothing waits
+        inner = f'{card} .acp-card[data-key="subagent:child-1/tool_call:c1"] .acp-terminal'
+        page.locator(inner).scroll_into_view_if_needed()
+        lines_js = """async (s) => {
+          const api = (await globalThis.__acpNotebook).debug;
+          const t = document.querySelector(s);
+          return !!t && api.isInstantiated(t) && (await api.terminalLines(t)).includes("child says hi");
+        }"""
+        wait_value(page, lines_js, True, "the child's terminal text", inner, timeout=15_000)
+        grand = f'{card} .acp-subagent[data-key="subagent:child-1/subagent:grand-1"] .acp-sub-title'
+        assert page.locator(grand).text_content() == "Deeper"
+    finally:
+        ctx.close()

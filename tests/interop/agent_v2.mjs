@@ -11,6 +11,13 @@
 //            client has cancelled both (`tool_call/cancel`, `terminal/cancel`).
 //   withdraw — a permission request the agent withdraws with `$/cancel_request`.
 //   stray  — a permission request naming a session that does not exist.
+//   elicit — elicitations, each mode only if the client advertised it: a form with every field
+//            type tied to a tool call (the answer decides it), a URL one followed by unknown,
+//            matching and repeated `elicitation/complete`s, a form the agent withdraws
+//            (`$/cancel_request`), two stray ones (an unknown `requestId`, an unknown
+//            `sessionId`) and one in a custom mode (`_acme_chat`), whose errors are recorded.
+// INTEROP_ELICIT_AT_NEW=form|url: `session/new` first asks a request-scoped elicitation whose
+// `requestId` is that pending `session/new` (a URL one is then completed).
 // The tour also calls v1 client methods and an extension method, which must get -32601.
 // Also `session/list` (one session per page), `session/resume` (replays every update sent for
 // the session when `replayFrom` is `{type: "start"}`) and `session/close`.
@@ -36,6 +43,7 @@ const app = acp.agent({ name: "acp-notebook-interop-v2" });
 
 app.onRequest(acp.methods.agent.initialize, ({ params }) => {
   rec.event("initialize", { parsed: params });
+  clientCapabilities = params.capabilities ?? {};
   return {
     protocolVersion: acp.PROTOCOL_VERSION,
     info: { name: "sdk-interop-v2", title: "SDK interop agent (v2)", version: "2.4.0-interop" },
@@ -51,8 +59,12 @@ function checkAdditionalDirectories(method, params) {
   }
 }
 
-app.onRequest(acp.methods.agent.session.new, ({ params }) => {
+let clientCapabilities = {};
+
+app.onRequest(acp.methods.agent.session.new, async ({ params, client, requestId }) => {
   checkAdditionalDirectories("session/new", params);
+  const atNew = process.env.INTEROP_ELICIT_AT_NEW;
+  if (atNew) await elicitAtNew(client, requestId, atNew);
   const id = `sess_${++sessionCount}`;
   sessions.set(id, { id, cwd: params.cwd, history: [], turn: null, closed: false, cancels: {}, title: null });
   rec.event("session_new", { sessionId: id, parsed: params });
@@ -102,7 +114,7 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   const session = sessions.get(params.sessionId);
   if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
   const text = params.prompt.map((block) => block.text ?? "").join(" ");
-  const script = { tour, cancel, items, withdraw, stray }[text.trim().split(/\s+/)[0]] ?? tour;
+  const script = { tour, cancel, items, withdraw, stray, elicit }[text.trim().split(/\s+/)[0]] ?? tour;
   const messageId = `user_${session.history.length + 1}`;
   rec.event("prompt", { parsed: params, script: script.name });
   const turn = { abort: new AbortController(), cancelled: false };
@@ -464,6 +476,129 @@ async function stray(say, client, session) {
     rec.event("unknown_session", { code: error.code, message: error.message, data: error.data ?? null });
   }
   await say({ sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+}
+
+// -- elicitation -----------------------------------------------------------------------------------
+// "Form support exists only when `form` is explicitly present and non-null" (v2 elicitation page).
+const advertises = (mode) => clientCapabilities.elicitation?.[mode] != null;
+
+const RELEASE_FORM = {
+  type: "object",
+  title: "Release",
+  properties: {
+    name: { type: "string", title: "Name", minLength: 2, maxLength: 20, default: "spring" },
+    version: { type: "string", title: "Version", pattern: "^\\d+\\.\\d+$" },
+    contact: { type: "string", title: "Contact", format: "email" },
+    level: { type: "string", title: "Level", enum: ["low", "high"], default: "low" },
+    channel: {
+      type: "string",
+      title: "Channel",
+      oneOf: [
+        { const: "stable", title: "Stable" },
+        { const: "beta", title: "Beta", description: "testers only" },
+      ],
+    },
+    ratio: { type: "number", title: "Ratio", minimum: 0, maximum: 1, default: 0.5 },
+    copies: { type: "integer", title: "Copies", minimum: 1, maximum: 9 },
+    notify: { type: "boolean", title: "Notify", default: true },
+    targets: {
+      type: "array",
+      title: "Targets",
+      items: { type: "string", enum: ["linux", "mac", "windows"] },
+      minItems: 1,
+      maxItems: 2,
+    },
+    checks: {
+      type: "array",
+      title: "Checks",
+      items: {
+        anyOf: [
+          { const: "unit", title: "Unit tests" },
+          { const: "types", title: "Type check" },
+        ],
+      },
+    },
+  },
+  required: ["name", "version", "targets"],
+};
+
+async function ask(client, params, options = {}) {
+  try {
+    const response = await client.request(acp.methods.client.elicitation.create, params, options);
+    rec.event("elicitation", { message: params.message, mode: params.mode, response });
+    return response;
+  } catch (error) {
+    rec.event("elicitation", { message: params.message, mode: params.mode, code: error.code, error: error.message });
+    return { action: "cancel", error: error.code };
+  }
+}
+
+async function completeUrl(client, elicitationId) {
+  await client.notify(acp.methods.client.elicitation.complete, { elicitationId: `${elicitationId}_unknown` });
+  await client.notify(acp.methods.client.elicitation.complete, { elicitationId });
+  await client.notify(acp.methods.client.elicitation.complete, { elicitationId }); // repeated: ignored
+}
+
+async function elicitAtNew(client, requestId, mode) {
+  if (!advertises(mode)) {
+    rec.event("elicitation_skipped", { mode, scope: "request" });
+    return;
+  }
+  const scope = { requestId, message: mode === "url" ? "Sign in before the session starts." : "Name the session." };
+  const params =
+    mode === "url"
+      ? { ...scope, mode, elicitationId: "elic_new", url: "https://auth.example.com/start?e=elic_new" }
+      : { ...scope, mode, requestedSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] } };
+  const response = await ask(client, params);
+  if (mode === "url" && response.action === "accept") await completeUrl(client, "elic_new");
+}
+
+async function elicit(say, client, session, turn) {
+  await say({ sessionUpdate: "state_update", state: "running" });
+  if (advertises("form")) {
+    await say({ sessionUpdate: "tool_call_update", toolCallId: "tc_release", title: "Release", kind: "other", status: "pending" });
+    await say({ sessionUpdate: "state_update", state: "requires_action" });
+    const form = await ask(
+      client,
+      { sessionId: session.id, toolCallId: "tc_release", mode: "form", message: "How should I release?", requestedSchema: RELEASE_FORM },
+      { cancellationSignal: turn.abort.signal },
+    );
+    await say({ sessionUpdate: "state_update", state: "running" });
+    const accepted = form.action === "accept";
+    await say({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "tc_release",
+      status: accepted ? "completed" : "failed",
+      rawOutput: accepted ? (form.content ?? {}) : { action: form.action },
+    });
+  }
+  if (advertises("url")) {
+    const url = await ask(client, {
+      sessionId: session.id,
+      mode: "url",
+      elicitationId: "elic_url_1",
+      url: "https://xn--80ak6aa92e.com/consent?e=elic_url_1",
+      message: "Consent on the provider's page.",
+    });
+    if (url.action === "accept") await completeUrl(client, "elic_url_1");
+  }
+  if (advertises("form")) {
+    const controller = new AbortController();
+    const answer = ask(
+      client,
+      { sessionId: session.id, mode: "form", message: "Withdrawn soon?", requestedSchema: { type: "object", properties: {} } },
+      { cancellationSignal: controller.signal },
+    );
+    await sleep(30);
+    controller.abort(); // the SDK sends `$/cancel_request` and waits for the client's answer
+    await answer;
+    for (const scope of [{ requestId: 987654 }, { sessionId: "sess_unknown" }]) {
+      await ask(client, { ...scope, mode: "form", message: "Stray?", requestedSchema: { type: "object", properties: {} } });
+    }
+    await ask(client, { sessionId: session.id, mode: "_acme_chat", message: "A mode nobody advertised?" });
+  }
+  await say({ sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+  rec.event("turn_end", { script: "elicit", stopReason: "end_turn" });
 }
 
 const connection = app.connect(rec.stdioStream(acp.ndJsonStream));

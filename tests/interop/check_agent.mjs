@@ -17,8 +17,12 @@ const zod = await import(new URL("./schema/zod.gen.js", entry).href);
 const NOTIFICATIONS = {
   "session/update": "zUpdateSessionNotification",
   "$/cancel_request": "zCancelRequestNotification",
+  "elicitation/complete": "zCompleteElicitationNotification",
 };
-const REQUESTS = { "session/request_permission": "zRequestPermissionRequest" };
+const REQUESTS = {
+  "session/request_permission": "zRequestPermissionRequest",
+  "elicitation/create": "zCreateElicitationRequest",
+};
 const RESPONSES = {
   initialize: "zInitializeResponse",
   "session/new": "zNewSessionResponse",

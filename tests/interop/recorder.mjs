@@ -65,7 +65,10 @@ const SCHEMAS = {
       "session/cancel": "zCancelSessionNotification",
       "$/cancel_request": "zCancelRequestNotification",
     },
-    response: { "session/request_permission": "zRequestPermissionResponse" },
+    response: {
+      "session/request_permission": "zRequestPermissionResponse",
+      "elicitation/create": "zCreateElicitationResponse",
+    },
     nullIsEmpty: new Set(),
   },
 };

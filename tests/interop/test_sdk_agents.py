@@ -93,9 +93,9 @@ class Run:
 async def sdk_agent(tmp_path):
     runs: list[Run] = []
 
-    async def start(version: int, caps: str = "all", **kwargs) -> Run:
+    async def start(version: int, caps: str = "all", extra_env: dict | None = None, **kwargs) -> Run:
         report = tmp_path / f"report-v{version}-{len(runs)}.json"
-        env = {"ACP_INTEROP_REPORT": str(report), "INTEROP_CAPS": caps}
+        env = {"ACP_INTEROP_REPORT": str(report), "INTEROP_CAPS": caps, **(extra_env or {})}
         agent = await start_agent(["node", str(HERE / f"agent_v{version}.mjs")], env=env, **kwargs)
         runs.append(Run(agent, version, report))
         return runs[-1]
@@ -443,6 +443,7 @@ async def test_v2_tour_state_and_what_the_sdk_received(sdk_agent, project, answe
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
         "auth": {"terminal": True},
+        "elicitation": {"form": {}, "url": {}},
         "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
@@ -784,6 +785,7 @@ async def test_v1_tour_files_terminals_and_state(sdk_agent, project, answer):
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
         "auth": {"terminal": True},
+        "elicitation": {"form": {}, "url": {}},
         "_meta": {"terminal_output": True, "terminal-auth": True},
     }
     (init,) = events(report, "initialize")
@@ -936,6 +938,7 @@ async def test_v1_forced_without_client_capabilities(sdk_agent, project):
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
             "auth": {"terminal": True},
+            "elicitation": {"form": {}, "url": {}},
             "_meta": {"terminal_output": True, "terminal-auth": True},
         },
     }
