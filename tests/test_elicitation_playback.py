@@ -487,3 +487,37 @@ def test_a_later_message_quoting_the_url_is_scrubbed_in_the_trace() -> None:
     assert (
         entries[1]["redacted"] == ["params"] and said["params"]["update"]["content"]["text"] == f"Open {URL}"
     )
+
+
+# -- the demo agent's scenario, recorded and replayed ----------------------------------------------------
+@pytest.mark.parametrize("version", [2, 1])
+async def test_the_demo_scenario_replays_as_it_ran(tmp_path: Path, version: int) -> None:
+    """A real agent process (the demo's ``--scenario elicitation``: a request-scoped form at
+    ``session/new``, a form on a tool call, a URL completed, a withdrawn question and, v2, a
+    subagent's): recorded with no query of its URL, replayed to the same elicitations, doctor-clean."""
+    from tests.test_demo_elicitation_client import DEMO, answer
+
+    path = tmp_path / "demo.jsonl"
+    agent = await acp_notebook.start_agent(
+        DEMO, protocol_version=version, elicitation_handler=lambda q: "decline", record=path
+    )
+    try:
+        session = await agent.new_session(str(tmp_path))
+        session.elicitation_handler = answer
+        assert await session.prompt("fill in a form") == "end_turn"
+        url = next(e for e in session.state.elicitations.values() if e.mode == "url")
+        await until_async(lambda: url.status == "completed", 30, message="elicitation/complete")
+    finally:
+        await agent.close()
+    assert url.url is not None and "?" in url.url and url.url.split("?")[1] not in path.read_text()
+    rep = acp_notebook.replay(path)
+    try:
+        live = [summary(e) for e in session.state.elicitations.values()]
+        assert [summary(e) for e in rep.state.elicitations.values()] == live
+        assert {e.session_id for e in rep.state.elicitations.values()} == {e["session_id"] for e in live}
+        scoped = [summary(e) for e in agent.elicitation_state.elicitations.values()]
+        assert [summary(e) for e in rep.agent.elicitation_state.elicitations.values()] == scoped
+    finally:
+        rep.close()
+    assert len(live) == (4 if version == 2 else 3) and len(scoped) == 1
+    assert list(acp_notebook.doctor(path)) == []
