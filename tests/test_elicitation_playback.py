@@ -28,7 +28,6 @@ from acp_notebook.protocol.elicitation_records import (
     secret_fields,
 )
 from acp_notebook.replay_agent import Player
-from acp_notebook.widgets import tree_entries
 from acp_notebook.widgets.snapshot import snapshot_of
 
 from .support import until_async, update
@@ -319,36 +318,37 @@ def test_scrub_removes_the_url_and_its_parts_anywhere() -> None:
 
 
 # -- snapshots and exports -------------------------------------------------------------------------
-async def test_a_saved_snapshot_keeps_no_query_and_no_secret(recorded: Any, monkeypatch: Any) -> None:
-    """Whatever a view puts in an elicitation's entry (here the whole ``to_dict()``: the full URL,
-    its ``url_view``, the message quoting it, the outcome sent), the saved snapshot has only
-    ``scheme://host/path`` and no value of a secret-looking field."""
+async def test_a_saved_snapshot_keeps_no_query_and_no_secret(recorded: Any) -> None:
+    """The saved snapshot (a notebook's widget state, an HTML export) quotes the URL only as
+    ``scheme://host/path`` — its field, its ``url_view``, the message quoting it — and no value of a
+    secret-looking field (the card's values, their text, the outcome)."""
     _, _, session, _ = recorded
-    built = tree_entries.build
-
-    def build(tree: Any, scope: Any, kind: str, key: Any, root: Any) -> dict[str, Any]:
-        if kind == "elicitation":
-            return {"kind": kind, **scope.state.elicitations[key].to_dict()}
-        return built(tree, scope, kind, key, root)
-
-    monkeypatch.setattr(tree_entries, "build", build)
     snap, _ = snapshot_of(session.state)
-    entry = next(e for e in snap["entries"].values() if e.get("mode") == "url")
-    assert entry["url"] == SHOWN and entry["url_view"]["url"] == SHOWN
-    assert entry["url_view"]["registrable_domain"] == "example.com"  # the card's other parts stay
-    assert entry["message"] == f"Sign in at {SHOWN} please"
-    assert SECRET not in json.dumps(snap) and "frag-9f3" not in json.dumps(snap)
-    assert session.state.elicitations[entry["key"]].url == URL  # the state is untouched
-    form = next(
-        e
-        for e in snap["entries"].values()
-        if e.get("tool_call_id") == "c1" and e.get("kind") == "elicitation"
-    )
-    assert (
-        form["outcome"]["content"]["apiKey"] == "<redacted>" and form["outcome"]["content"]["replicas"] == 3
-    )
-    assert "sk-typed-by-user" not in json.dumps(snap)
-    assert session.state.elicitations[form["key"]].values["apiKey"] == "sk-typed-by-user"
+    cards = {e["key"]: e for e in snap["entries"].values() if e.get("kind") == "elicitation"}
+    link = next(e for e in cards.values() if e.get("mode") == "url")
+    assert link["url"] == SHOWN and link["url_view"]["registrable_domain"] == "example.com"
+    assert link["message"] == f"Sign in at {SHOWN} please"
+    text = json.dumps(snap)
+    assert SECRET not in text and "frag-9f3" not in text and "sk-typed-by-user" not in text
+    form = cards["elic_1"]
+    assert form["values"]["apiKey"] == "<redacted>" and form["values"]["replicas"] == 3
+    assert form["outcome"]["content"]["apiKey"] == "<redacted>"
+    assert session.state.elicitations["elic_1"].values["apiKey"] == "sk-typed-by-user"  # untouched
+    assert session.state.elicitations[link["key"]].url == URL
+
+
+async def test_an_exported_page_keeps_no_query_and_no_secret(recorded: Any, tmp_path: Path) -> None:
+    path, _, session, _ = recorded
+    written = [acp_notebook.export_html(session, tmp_path / "s.html")]
+    rep = acp_notebook.replay(path)
+    try:
+        written.append(acp_notebook.export_html(rep, tmp_path / "r.html"))
+    finally:
+        rep.close()
+    for file in written:
+        text = file.read_text()
+        assert SECRET not in text and "frag-9f3" not in text and "sk-typed-by-user" not in text
+        assert SHOWN in text
 
 
 async def test_exports_keep_no_query_and_no_secret(recorded: Any, tmp_path: Path) -> None:
