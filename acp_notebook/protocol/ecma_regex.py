@@ -1,8 +1,9 @@
-"""ECMA-262 patterns (with the ``u`` flag, as browsers run them) in Python's ``re``.
+"""ECMA-262 patterns (with the ``u`` flag, as browsers run them) in Python, through ``regex``.
 
 An elicitation form's string ``pattern`` is an ECMA-262 regular expression, unanchored (JSON
 Schema: ``RegExp.prototype.test``). The browser checks it with ``new RegExp(pattern, "u")``;
-``compile`` translates it token by token into an ``re`` pattern that matches the same strings:
+``compile`` translates it token by token into a pattern of the ``regex`` package (``re``'s syntax,
+plus Unicode properties and variable-length lookbehind, as JS has) that matches the same strings:
 
 - ``\\d \\w \\b`` are ASCII in JS (``[0-9]``, ``[A-Za-z0-9_]``): written out, never Unicode;
   ``\\s`` is JS's whitespace set (``WHITESPACE``), ``\\D \\W \\S`` their complements, also inside
@@ -11,23 +12,25 @@ Schema: ``RegExp.prototype.test``). The browser checks it with ``new RegExp(patt
   (``\\Z``: Python's ``$`` also matches before a final newline), ``^`` the very start;
 - ``\\u{1F600}``, ``\\uD83D\\uDE00`` (a surrogate pair: one code point), ``\\cJ``, ``\\0``, ``\\/`` are
   rewritten; ``(?<name>…)`` / ``\\k<name>`` become Python's named groups; ``[^]`` is any
-  character, ``[]`` none; ``[``, ``&``, ``~``, ``|`` inside a class are escaped (Python's
-  future set syntax).
+  character, ``[]`` none; ``[``, ``&``, ``~``, ``|`` inside a class are escaped (set syntax);
+  ``\\p{…}`` / ``\\P{…}`` (``L``, ``Lu``, ``Script=Greek``, ``sc=Latin``, ``Emoji`` …) are kept.
 
 Limits (``UnsupportedPattern``: the pattern is then not enforced, on purpose, and the field says
-so): ``\\p{…}`` Unicode properties, variable-length lookbehind, and any pattern Python's ``re``
-rejects. What is a syntax error with the ``u`` flag (so the browser does not enforce it either)
-raises too: a lone ``{`` or ``}``, an escape that is not one (``\\A``, ``\\@``, ``\\-`` outside a
-class, an octal ``\\01``), a group that is not ECMA-262's (``(?i)``, ``(?P<n>…)``). Known
+so): any pattern ``regex`` rejects. What is a syntax error with the ``u`` flag (so the browser does
+not enforce it either) raises too: a lone ``{`` or ``}``, an escape that is not one (``\\A``,
+``\\@``, ``\\-`` outside a class, an octal ``\\01``), a group that is not ECMA-262's (``(?i)``,
+``(?P<n>…)``). Known
 divergence: a backreference to a group that has not matched fails in Python (JS matches empty).
-Lengths count code points on both sides. Why not a library: ``js-regex`` (the only one on PyPI)
-rewrites ``\\w`` as ``[A-Za-z]`` and breaks escapes inside classes; the ``regex`` module is not
-ECMA-262 either.
+Known leniency: ``regex`` reads property names loosely (``\\p{letter}``), JS strictly. Lengths count
+code points on both sides. Why a translation: ``js-regex`` (the only such package on PyPI) rewrites
+``\\w`` as ``[A-Za-z]`` and breaks escapes inside classes; ``regex`` alone is not ECMA-262 (Unicode
+``\\d \\w``, ``$`` before a final newline …). ``regex`` is imported on first use.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _NOT_WHITESPACE = (
@@ -50,11 +53,13 @@ class UnsupportedPattern(ValueError):
     """The pattern uses what this translation cannot express, or is not a valid pattern."""
 
 
-def compile(pattern: str) -> re.Pattern[str]:
-    """The ``re`` pattern matching what ``new RegExp(pattern, "u")`` matches; search it, unanchored."""
+def compile(pattern: str) -> Any:
+    """A compiled pattern matching what ``new RegExp(pattern, "u")`` matches: ``search`` it (unanchored)."""
+    import regex  # a third-party package (C): loaded when a form first has a pattern
+
     try:
-        return re.compile(_translate(pattern))
-    except (re.error, OverflowError, ValueError) as exc:
+        return regex.compile(_translate(pattern), regex.V0)
+    except (regex.error, OverflowError, ValueError) as exc:
         raise UnsupportedPattern(f"{pattern!r}: {exc}") from None
 
 
@@ -78,6 +83,7 @@ def _translate(src: str) -> str:
 
 _GROUPS = ("(?:", "(?=", "(?!", "(?<=", "(?<!")
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
+_PROPERTY = re.compile(r"\{[A-Za-z0-9_]+(?:=[A-Za-z0-9_]+)?\}")
 _NAMED = re.compile(r"\(\?<([A-Za-z_$][A-Za-z0-9_$]*)>")
 
 
@@ -126,7 +132,10 @@ def _escape(src: str, i: int, in_class: bool) -> tuple[str, int]:
     if ch == "b":
         return "\\x08", i + 1  # a backspace inside a class
     if ch in "pP":
-        raise UnsupportedPattern("Unicode property escapes (\\p{...}) are not supported")
+        prop = _PROPERTY.match(src, i + 1)
+        if prop is None:
+            raise UnsupportedPattern(f"'\\{ch}' without a {{property}} (a syntax error with the u flag)")
+        return "\\" + ch + prop.group(0), prop.end()
     if ch == "k" and src.startswith("<", i + 1) and ">" in src[i:]:
         end = src.index(">", i)
         return f"(?P={src[i + 2 : end]})", end + 1
