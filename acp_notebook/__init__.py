@@ -7,6 +7,7 @@ The live client (asyncio, subprocesses) is imported on first use, so importing t
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from ._version import __version__
@@ -80,6 +81,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'acp_notebook' has no attribute {name!r}")
     if module == "widgets":  # the composition root: the views' features register first
         importlib.import_module(".playback", __name__)
+    if module in ("widgets", "client.launch") and "ipykernel" in sys.modules:
+        # in a kernel, a question asked while our request waits is shown in the awaiting cell
+        importlib.import_module(".widgets.request_questions", __name__).install()
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
+from .. import frontend
 from ..protocol.auth_status import AuthStatus
 from ..protocol.diagnostics import Diagnostic
 from ..protocol.elicitation import Elicitation
@@ -71,6 +72,7 @@ class Agent:
             url_shown=url_shown,
         )  # fmt: skip
         self._elicitations.handler = elicitation_handler
+        self.elicitation_state.subscribe(self._on_question)
         pending_method = lambda rid: self.rpc.pending_method(rid)  # noqa: E731 - the rpc of the moment
         self._table = Sessions(
             self._on_diagnostic, self.traffic_log, self.summary, self._elicitations, pending_method
@@ -218,6 +220,13 @@ class Agent:
     def elicitation_log(self) -> PermissionLog:
         """Every answer to a request-scoped elicitation: who, when, action, values."""
         return self._elicitations.log
+
+    def _on_question(self, change: Any) -> None:
+        """A request-scoped elicitation arrived: shown where our request waits (``frontend.asked``)."""
+        found = self.elicitation_state.elicitations.get(change.id) if change.kind == "elicitation" else None
+        if change.created and found is not None:
+            request_id = (found.scope_request or {}).get("id")
+            frontend.asked(self, found, self.rpc.pending_context(request_id))
 
     def dismiss_elicitation(self, key: str) -> bool:
         """Close a request-scoped URL elicitation's card that waits for the agent."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -77,10 +78,11 @@ class Stream(Protocol):
 
 
 class _Pending:
-    __slots__ = ("future", "hook", "method")
+    __slots__ = ("context", "future", "hook", "method")
 
     def __init__(self, method: str, future: asyncio.Future, hook: ResponseHook | None) -> None:
         self.method, self.future, self.hook = method, future, hook
+        self.context = contextvars.copy_context()  # the caller's (a cell's output goes there)
 
 
 def _retrieved(future: asyncio.Future) -> None:
@@ -139,9 +141,18 @@ class Connection:
 
     def pending_method(self, request_id: Any) -> str | None:
         """The method of our request ``request_id`` while it waits for its answer; else None."""
+        pending = self._waiting(request_id)
+        return pending.method if pending is not None else None
+
+    def pending_context(self, request_id: Any) -> contextvars.Context | None:
+        """The context our request ``request_id`` was sent from (its cell's), while it waits."""
+        pending = self._waiting(request_id)
+        return pending.context if pending is not None else None
+
+    def _waiting(self, request_id: Any) -> _Pending | None:
         known = isinstance(request_id, int) and not isinstance(request_id, bool)
         pending = self._pending.get(request_id) if known else None
-        return pending.method if pending is not None and not pending.future.done() else None
+        return pending if pending is not None and not pending.future.done() else None
 
     async def drain(self) -> None:
         """Wait until what was written has gone to the agent."""

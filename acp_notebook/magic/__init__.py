@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..widgets import request_questions
 from .errors import MagicError
 from .hooks import CellHooks
 from .magics import AcpMagics
@@ -23,6 +24,7 @@ def load_ipython_extension(shell: Any) -> None:
     """Register the magics, the awaiting transformer and the cell hooks on ``shell``."""
     if id(shell) in _installed:
         return
+    request_questions.install()  # a question asked while our request waits: shown in that cell
     magics = AcpMagics(shell)
     shell.register_magics(magics)
     transformer = make_transformer(shell)
