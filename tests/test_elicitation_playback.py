@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import acp_notebook
+from acp_notebook import frontend
 from acp_notebook.client.agent import Agent
 from acp_notebook.playback.memory import MemoryStream
 from acp_notebook.playback.xray import Links
@@ -234,6 +235,27 @@ async def test_replay_rebuilds_the_elicitations_with_their_outcomes(capsys: Any,
     finally:
         rep.close()
     assert "open this URL" not in capsys.readouterr().out  # a replay's client prints nothing
+
+
+async def test_a_replay_shows_no_question_where_the_live_client_did(tmp_path: Path, monkeypatch: Any) -> None:
+    """The request-scoped question is shown in the awaiting cell live (``frontend.asked``), never by
+    a replay's client (nor by the X-ray's private re-enactments)."""
+    asked: list[str] = []
+    monkeypatch.setattr(frontend, "_asked_hooks", [lambda agent, e: asked.append(e.key)])
+    agent, _, _ = await record(tmp_path / "asked.jsonl")
+    await agent.close()
+    assert asked == ["elic_1"]
+    rep = acp_notebook.replay(tmp_path / "asked.jsonl")
+    try:
+        assert len(rep.agent.elicitation_state.elicitations) == 1
+        xray = XRaySource.of_replay(rep)
+        assert (
+            len(xray.built_by("elicitation:elic_1", rep.state)) == 2
+        )  # the session's own elic_1 (re-enacted)
+        xray.close()
+    finally:
+        rep.close()
+    assert asked == ["elic_1"]
 
 
 async def test_replay_midway_shows_them_pending(recorded: Any) -> None:

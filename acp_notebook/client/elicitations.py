@@ -49,6 +49,10 @@ def show_url(elicitation: Elicitation) -> None:
     )
 
 
+def unshown(elicitation: Elicitation) -> None:
+    """Print nothing for an accepted URL (a replay's client: the user is not being asked)."""
+
+
 class ElicitationDesk:
     """The elicitations of one session (its subagents' too), or an agent's request-scoped ones."""
 

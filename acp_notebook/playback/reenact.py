@@ -7,7 +7,7 @@ choosing the recorded permission option, giving an elicitation the recorded answ
 ``action`` and ``content`` as sent, by whom the trace says) — so the echo, turn tracking and the
 permission and elicitation desks run as they did live (a subagent's requests are on its root's
 desk; a request-scoped elicitation's ``requestId`` names the id this client used, and it waits on
-the agent's desk); a URL accepted by code prints nothing here. Other
+the agent's desk); the client is ``replaying``: it shows no question and prints no URL. Other
 requests and notifications go out as recorded. v1 ``fs/*``/``terminal/*`` requests are not served
 again (nothing touches the disk or starts a process): the recorded answer is sent instead.
 """
@@ -59,7 +59,7 @@ class Reenactment:
         session_id: str | None = None,
     ) -> None:
         self.stream = ReplayStream(argv=list(command or ["(replay)"]))
-        self.agent = agent_class(self.stream, **offer_of(init_params), url_shown=_unshown)  # the client's
+        self.agent = agent_class(self.stream, **offer_of(init_params), replaying=True)  # the client's
         self.blank = SessionState()
         self.session_id: str | None = session_id  # the session followed (default: the first one)
         self._ids: dict[Any, Any] = {}  # recorded request id -> the id this client used
@@ -259,10 +259,6 @@ def _give(elicitation: Elicitation, result: Any, by: str) -> None:
         answering.give(
             elicitation, outcome, by, ElicitationAlreadyAnswered, ElicitationTooLate, "elicitation"
         )
-
-
-def _unshown(_elicitation: Elicitation) -> None:
-    """A replay's client opens and prints nothing for a URL accepted by code."""
 
 
 def _quiet(task: asyncio.Future) -> None:
