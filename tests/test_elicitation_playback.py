@@ -543,3 +543,27 @@ async def test_the_demo_scenario_replays_as_it_ran(tmp_path: Path, version: int)
         rep.close()
     assert len(live) == (4 if version == 2 else 3) and len(scoped) == 1
     assert list(acp_notebook.doctor(path)) == []
+
+
+async def test_a_trace_written_without_redaction_is_redacted_when_replayed(tmp_path: Path) -> None:
+    """A trace another client wrote (the URL whole) replays, and exports, as records keep it."""
+    ask = create(5, requestId=0, mode="url", elicitationId="e", url=URL, message=f"Open {URL}")
+    messages = [
+        ("out", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}),
+        ("in", ask),  # while our initialize waits
+        ("in", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}}),
+    ]
+    lines = [trace.header("0", ["agent"])] + [
+        {"dir": d, "t": 0, "kind": "message", "message": m} for d, m in messages
+    ]
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert SECRET in raw.read_text()
+    rep = acp_notebook.replay(raw)
+    try:
+        out = acp_notebook.export_json(rep, tmp_path / "raw.json")
+        [asked] = rep.agent.elicitation_state.elicitations.values()
+        assert asked.url == SHOWN and asked.message == f"Open {SHOWN}"
+    finally:
+        rep.close()
+    assert SECRET not in out.read_text() and "frag-9f3" not in out.read_text()
