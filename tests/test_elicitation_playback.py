@@ -330,6 +330,10 @@ def test_redactor_blanks_only_the_answer_to_that_form() -> None:
     assert other["message"]["result"]["content"] == {"apiKey": "k"} and "redacted" not in other
     assert mine["message"]["result"]["content"] == {"apiKey": "<redacted>", "replicas": 2}
     assert original["result"]["content"]["apiKey"] == "k"  # a copy: what the client sent is untouched
+    again = Redactor()
+    for entry in (ask, mine):
+        again.entry(entry)  # a trace read back (``replay``) is redacted again: nothing more to do
+    assert mine["redacted"] == ["result.content.apiKey"]
 
 
 def test_scrub_removes_the_url_and_its_parts_anywhere() -> None:

@@ -127,7 +127,7 @@ def redact_answer(message: dict[str, Any], secret: Iterable[str]) -> tuple[dict[
     """The client's answer to a form with the values of its ``secret`` fields blanked."""
     result = message.get("result")
     content = result.get("content") if isinstance(result, dict) else None
-    names = [n for n in secret if isinstance(content, dict) and n in content]
+    names = [n for n in secret if isinstance(content, dict) and content.get(n, REDACTED) != REDACTED]
     if not names:
         return message, []
     message = copy.deepcopy(message)
