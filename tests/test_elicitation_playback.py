@@ -48,6 +48,7 @@ FORM = {
     },
     "required": ["target", "replicas"],
 }
+OFFER = {"protocolVersion": 2, "capabilities": {"elicitation": {"form": {}, "url": {}}}}
 ASK_NAME = {"type": "object", "properties": {"workspace": {"type": "string"}}, "required": ["workspace"]}
 
 
@@ -553,7 +554,7 @@ async def test_a_trace_written_without_redaction_is_redacted_when_replayed(tmp_p
     """A trace another client wrote (the URL whole) replays, and exports, as records keep it."""
     ask = create(5, requestId=0, mode="url", elicitationId="e", url=URL, message=f"Open {URL}")
     messages = [
-        ("out", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}),
+        ("out", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": OFFER}),
         ("in", ask),  # while our initialize waits
         ("in", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}}),
     ]
@@ -571,3 +572,33 @@ async def test_a_trace_written_without_redaction_is_redacted_when_replayed(tmp_p
     finally:
         rep.close()
     assert SECRET not in out.read_text() and "frag-9f3" not in out.read_text()
+
+
+async def test_a_trace_from_a_client_that_offered_no_elicitation_replays_as_it_ran(tmp_path: Path) -> None:
+    """The replaying client offers what the recorded one did: an elicitation the recorded client
+    refused (it offered none) is refused again, not taken as a question."""
+    ask = create(5, sessionId="s1", mode="form", message="?", requestedSchema=ASK_NAME)
+    refused = {"jsonrpc": "2.0", "id": 5, "error": {"code": -32601, "message": "Method not found"}}
+    init = {"protocolVersion": 2, "clientCapabilities": {"fs": {}}, "capabilities": {}}
+    messages = [
+        ("out", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+        ("in", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}}),
+        (
+            "out",
+            {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+        ),
+        ("in", {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+        ("in", ask),
+        ("out", refused),
+    ]
+    lines = [trace.header("0", ["agent"])] + [
+        {"dir": d, "t": 0, "kind": "message", "message": m} for d, m in messages
+    ]
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rep = acp_notebook.replay(old)
+    try:
+        assert rep.state.elicitations == {} and rep.agent.offer.elicitation is False
+    finally:
+        rep.close()
+    assert [f.code for f in acp_notebook.doctor(old)] == ["elicitation-mode-not-advertised"]

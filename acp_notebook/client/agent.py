@@ -54,11 +54,13 @@ class Agent:
         files: bool = True,
         terminals: bool = True,
         terminal_output: bool = True,
+        elicitation: bool = True,
         record: str | os.PathLike | None = None,
         elicitation_handler: ElicitationHandler | None = None,
         replaying: bool = False,
     ) -> None:
-        self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
+        offer = {"files": files, "terminals": terminals, "terminal_output": terminal_output}
+        self.offer = Offer(**offer, elicitation=elicitation)
         self.diagnostics: list[Diagnostic] = []
         self._conn: AgentConnection | None = None
         self._asked = 2

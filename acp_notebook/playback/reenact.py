@@ -36,15 +36,22 @@ class ReplayStream(MemoryStream):
 
 
 def offer_of(params: Any) -> dict[str, bool]:
-    """The ``Agent`` options matching a recorded ``initialize`` offer."""
+    """The ``Agent`` options matching a recorded ``initialize`` offer (elicitation: offered when
+    either shape names a mode; a trace from before it was offered replays without it)."""
     caps = params.get("clientCapabilities") if isinstance(params, dict) else None
     caps = caps if isinstance(caps, dict) else {}
+    v2 = params.get("capabilities") if isinstance(params, dict) else None
     fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
     meta = caps.get("_meta") if isinstance(caps.get("_meta"), dict) else {}
+    offers = [c.get("elicitation") for c in (caps, v2) if isinstance(c, dict)]
+    elicitation = any(
+        isinstance(o, dict) and any(o.get(m) is not None for m in ("form", "url")) for o in offers
+    )
     return {
         "files": bool(fs.get("readTextFile", True)),
         "terminals": bool(caps.get("terminal", True)),
         "terminal_output": bool(meta.get("terminal_output", True)),
+        "elicitation": elicitation or params is None,  # no initialize recorded: as we offer today
     }
 
 
