@@ -602,3 +602,19 @@ async def test_a_trace_from_a_client_that_offered_no_elicitation_replays_as_it_r
     finally:
         rep.close()
     assert [f.code for f in acp_notebook.doctor(old)] == ["elicitation-mode-not-advertised"]
+
+
+async def test_the_elicitations_table_of_a_replay_is_the_live_one(recorded: Any) -> None:
+    path, _, session, _ = recorded
+    rep = acp_notebook.replay(path)
+    try:
+        replayed = rep.session.records("elicitations")
+    finally:
+        rep.close()
+    timeless = lambda rows: [{k: v for k, v in r.items() if not k.endswith("_at")} for r in rows]  # noqa: E731
+    live = timeless(session.records("elicitations"))
+    live[0]["values"] = {**live[0]["values"], "apiKey": "<redacted>"}  # as the trace keeps it
+    assert timeless(replayed) == live
+    assert [r["status"] for r in live] == ["accepted", "completed", "cancelled", "declined"]
+    assert live[1]["url"] == SHOWN and live[1]["message"] == f"Sign in at {SHOWN} please"
+    assert live[0]["tool_call_id"] == "c1"
