@@ -110,10 +110,11 @@ function answer(entry, fields) {
   if (!values) return el;
   const titles = new Map(fields.map((f) => [f.name, text(f.title) || text(f.name)]));
   const shown = entry.values_text && typeof entry.values_text === "object" ? entry.values_text : {};
-  const list = h("dl", { class: "acp-el-values" });
+  const list = h("div", { class: "acp-el-values" });
   for (const [name, value] of Object.entries(values)) {
     const said = typeof shown[name] === "string" ? shown[name] : Array.isArray(value) ? value.map(text).join(", ") : text(value);
-    list.append(h("dt", null, titles.get(name) ?? name), h("dd", null, said));
+    list.append(h("div", { class: "acp-el-value", dataset: { field: name } },
+      h("span", { class: "acp-el-value-name" }, titles.get(name) ?? name), h("span", { class: "acp-el-value-text" }, said)));
   }
   return h("div", null, el, list);
 }

@@ -175,7 +175,7 @@ def test_a_form_of_every_kind_is_reviewed_refused_in_place_and_read_exactly(page
     state.elicitation_changed(e)
     _redraw(page, state)
     page.page.wait_for_selector(f'{CARD}[data-state="accepted"]')
-    shown = page.texts(f"{CARD} .acp-el-values dd")
+    shown = page.texts(f"{CARD} .acp-el-value-text")
     assert "9223372036854775807" in shown and "rs" in shown
 
 
@@ -299,4 +299,4 @@ def test_a_saved_card_is_inert_and_keeps_only_scheme_host_path(page):  # noqa: F
     _show(page, done, saved=True)
     answered = '.acp-elicitation[data-key="elicitation:elic_3"]'
     assert page.js(f"() => document.querySelector('{answered}').dataset.state") == "accepted"
-    assert {"Name", "level", "langs"} <= set(page.texts(f"{answered} .acp-el-values dt"))
+    assert {"Name", "level", "langs"} <= set(page.texts(f"{answered} .acp-el-value-name"))
