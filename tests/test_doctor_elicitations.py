@@ -147,8 +147,12 @@ def test_a_form_asking_for_a_secret() -> None:
     found = diagnose([*init(), ask(5, requestedSchema=schema)])
     assert [(f.code, f.index) for f in found] == [("elicitation-secret-in-form", 2)]
     assert "'apiKey'" in found[0].message and "**MUST NOT** be used to request secrets" in found[0].cite
-    titled = {"type": "object", "properties": {"x": {"type": "string", "title": "Your password"}}}
-    assert codes([ask(5, requestedSchema=titled)]) == ["elicitation-secret-in-form"]  # no start needed
+    named = {"type": "object", "properties": {"password": {"type": "string", "title": "Yours"}}}
+    assert codes([ask(5, requestedSchema=named)]) == ["elicitation-secret-in-form"]  # no start needed
+    formatted = {"type": "object", "properties": {"x": {"type": "string", "format": "password"}}}
+    assert codes([*init(), ask(5, requestedSchema=formatted)]) == ["elicitation-secret-in-form"]
+    worded = {"type": "object", "properties": {"q0": {"type": "string", "title": "Which API key env var?"}}}
+    assert codes([*init(), ask(5, requestedSchema=worded)]) == []  # a question about a key: not flagged
     plain = {"type": "object", "properties": {"max_tokens": {"type": "integer"}, "email": {"type": "string"}}}
     assert codes([*init(), ask(5, requestedSchema=plain)]) == []
 

@@ -7,8 +7,10 @@ present and non-null); ``elicitation-unknown-request`` — a request-scoped one 
 names no request of the client's still waiting for its answer; ``elicitation-id-reused`` — a URL
 elicitation whose ``elicitationId`` another outstanding one has (asked, neither declined, cancelled
 nor completed); ``elicitation-complete-unknown`` — an ``elicitation/complete`` naming no URL
-elicitation the agent asked; ``elicitation-secret-in-form`` — a form field whose name or title names
-a secret (``elicitation_records.looks_secret``: a password, an API key, a token ...).
+elicitation the agent asked; ``elicitation-secret-in-form`` — a form field whose name (or
+``password`` format) names a secret (``elicitation_records.looks_secret``: a password, an API key, a
+token ...; not its title: a question's wording may name a key without asking for one — records
+still blank a field a title names).
 
 The mode, request and completion rules need the traffic from its start (the ``initialize`` the
 client sent): a ring that forgot it could not tell an offer, a request or an elicitation it no
@@ -66,7 +68,7 @@ class Elicitations:
 
     def _create(self, i: int, m: dict[str, Any], params: dict[str, Any]) -> None:
         mode = params.get("mode")
-        secret = secret_fields(params.get("requestedSchema")) if mode == "form" else []
+        secret = secret_fields(params.get("requestedSchema"), titles=False) if mode == "form" else []
         if secret:
             text = f"a form asks for what looks like a secret: {', '.join(map(repr, secret))}"
             self._add(i, "elicitation-secret-in-form", text, spec.ELICITATION_SECRET.format(v=self.v))

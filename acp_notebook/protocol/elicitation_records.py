@@ -49,20 +49,21 @@ def words(text: str) -> list[str]:
     return found.split()
 
 
-def looks_secret(name: str, prop: Any = None) -> bool:
-    """Whether a form field (its name, its schema's ``title``) asks for a secret."""
-    title = prop.get("title") if isinstance(prop, dict) else None
+def looks_secret(name: str, prop: Any = None, titles: bool = True) -> bool:
+    """Whether a form field (its name, its schema's ``title`` unless not ``titles``, a ``password``
+    format) asks for a secret."""
+    title = prop.get("title") if isinstance(prop, dict) and titles else None
     texts = [name, title if isinstance(title, str) else ""]
     fmt = prop.get("format") if isinstance(prop, dict) else None
     return fmt == "password" or any(w in SECRET_WORDS for t in texts for w in words(t))
 
 
-def secret_fields(schema: Any) -> list[str]:
-    """The names of a ``requestedSchema``'s fields that look like secrets."""
+def secret_fields(schema: Any, titles: bool = True) -> list[str]:
+    """The names of a ``requestedSchema``'s fields that look like secrets (``titles``: read too)."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return []
-    return [name for name, prop in props.items() if isinstance(name, str) and looks_secret(name, prop)]
+    return [n for n, prop in props.items() if isinstance(n, str) and looks_secret(n, prop, titles)]
 
 
 def secret_parts(url: str) -> list[str]:
