@@ -7,6 +7,7 @@ snapshots and exports keep no query string."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 from pathlib import Path
@@ -29,8 +30,11 @@ from acp_notebook.protocol.elicitation_records import (
     secret_fields,
 )
 from acp_notebook.replay_agent import Player
-from acp_notebook.widgets.snapshot import snapshot_of
+from acp_notebook.widgets.snapshot import snapshot_of, timeline_items
+from acp_notebook.widgets.snapshot_pages import SavedSnapshot
+from acp_notebook.widgets.subtree import ViewTree
 
+from .support import recording as recording  # the recording comm (widgets made here)
 from .support import until_async, update
 
 SECRET = "code=Q7SECRETq"  # the URL's query: in no record
@@ -618,3 +622,18 @@ async def test_the_elicitations_table_of_a_replay_is_the_live_one(recorded: Any)
     assert [r["status"] for r in live] == ["accepted", "completed", "cancelled", "declined"]
     assert live[1]["url"] == SHOWN and live[1]["message"] == f"Sign in at {SHOWN} please"
     assert live[0]["tool_call_id"] == "c1"
+
+
+async def test_a_paged_saved_snapshot_keeps_no_query_and_no_secret(recorded: Any, recording: Any) -> None:
+    """A big view saves in pages (``snapshot_pages``): its groups and header are kept the same way."""
+    _, _, session, _ = recorded
+    tree = ViewTree(session.state)
+    items, terminals = timeline_items(tree)
+    saved = SavedSnapshot()
+    saved.paged = True  # as once the snapshot outgrew one message
+    traits = saved.build(tree, {"seq": 1, "header": {"note": f"waiting: {URL}"}}, items, terminals, None)
+    pages = b"".join(base64.b64decode(p.data) for p in traits["pages"]).decode()
+    text = pages + json.dumps(traits["snapshot"])
+    assert SECRET not in text and "frag-9f3" not in text and "sk-typed-by-user" not in text
+    assert SHOWN in pages and traits["snapshot"]["header"]["note"] == f"waiting: {SHOWN}"
+    saved.close()

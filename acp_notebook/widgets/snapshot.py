@@ -104,4 +104,10 @@ def snapshot_of(
     snapshot = {"seq": seq, "header": head, "order": list(items)}
     entries = {k: tree_entries.build(tree, *item, root, saved=True) for k, item in items.items()}
     snapshot.update({"entries": entries, "terminals": metas})
-    return scrub_for(snapshot, tree.root.state.elicitations.values()), bytes(blob)  # a child's: the root's
+    return kept(snapshot, tree), bytes(blob)
+
+
+def kept(value: Any, tree: ViewTree) -> Any:
+    """``value`` (part of a saved snapshot) as records keep it: the tree's elicitation URLs only as
+    ``scheme://host/path``, no value of a secret-looking field (a child's are on the root's desk)."""
+    return scrub_for(value, tree.root.state.elicitations.values())
