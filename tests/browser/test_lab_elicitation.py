@@ -59,7 +59,7 @@ DEMO_CELLS = [
 DEMO_WAIT, DEMO_PRINT = 3, 4
 
 
-def test_a_form_and_a_url_answered_by_clicks(lab_log, lab_pages) -> None:
+def test_demo_form_and_url_consent_by_clicks(lab_log, lab_pages) -> None:
     server = lab_log
     write_code_notebook(server.root / "elicit.ipynb", DEMO_CELLS)
     hits: list[str] = []
