@@ -157,6 +157,25 @@ def test_a_form_asking_for_a_secret() -> None:
     assert codes([*init(), ask(5, requestedSchema=plain)]) == []
 
 
+# -- a tool call never reported -----------------------------------------------------------------------
+def tool_call(call_id: str) -> dict[str, Any]:
+    body = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "title": "Ask"}
+    return inn({"method": "session/update", "params": {"sessionId": SID, "update": body}})
+
+
+def test_a_tool_call_its_session_never_reports() -> None:
+    found = diagnose([*init(), ask(5, toolCallId="call_ask"), answer(5)])
+    assert [(f.code, f.index, f.kind, f.severity) for f in found] == [
+        ("elicitation-unknown-tool-call", 2, "hazard", "warning")
+    ]
+    assert "'call_ask'" in found[0].message and "ElicitationSessionScope" in found[0].cite
+    assert codes([*init(), tool_call("c1"), ask(5, toolCallId="c1")]) == []
+    assert codes([*init(), ask(5, toolCallId="c1"), tool_call("c1")]) == []  # reported later: placed then
+    other = inn({"method": "session/update", "params": {"sessionId": "other", "update": {
+        "sessionUpdate": "tool_call_update", "toolCallId": "c1"}}})  # fmt: skip
+    assert codes([*init(), other, ask(5, toolCallId="c1")]) == ["elicitation-unknown-tool-call"]
+
+
 # -- the cites are the spec's words --------------------------------------------------------------------
 CITES = [
     doctor_spec.ELICITATION_MODE,
@@ -184,3 +203,7 @@ def test_the_request_scope_cite_is_the_schema_s(version: int) -> None:
     cite = doctor_spec.ELICITATION_REQUEST_SCOPE.format(v=version, field="")
     first = re.findall(r'"([^"]+)"', cite)[0]
     assert scope["description"].startswith(first)
+    session = defs["ElicitationSessionScope"]
+    quoted = re.findall(r'"([^"]+)"', doctor_spec.ELICITATION_TOOL_CALL.format(v=version))
+    assert quoted[0] in " ".join(session["description"].split())
+    assert session["properties"]["toolCallId"]["description"].startswith(quoted[1])

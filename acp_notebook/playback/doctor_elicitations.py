@@ -10,7 +10,9 @@ nor completed); ``elicitation-complete-unknown`` — an ``elicitation/complete``
 elicitation the agent asked; ``elicitation-secret-in-form`` — a form field whose name (or
 ``password`` format) names a secret (``elicitation_records.looks_secret``: a password, an API key, a
 token ...; not its title: a question's wording may name a key without asking for one — records
-still blank a field a title names).
+still blank a field a title names). One hazard: ``elicitation-unknown-tool-call`` — a
+session-scoped one naming a tool call its session never reports, anywhere in the traffic (told at
+the end, by ``finish``; codex-acp 2.6 names the model's call id this way).
 
 The mode, request and completion rules need the traffic from its start (the ``initialize`` the
 client sent): a ring that forgot it could not tell an offer, a request or an elicitation it no
@@ -25,9 +27,9 @@ from typing import Any
 
 from ..protocol.elicitation_records import secret_fields
 from . import doctor_spec as spec
-from .findings import as_dict, key
+from .findings import HAZARD, as_dict, key
 
-Add = Callable[[int, str, str, str], None]  # (index, code, message, cite)
+Add = Callable[..., None]  # (index, code, message, cite, kind=violation)
 ENDED = ("decline", "cancel")
 
 
@@ -41,6 +43,7 @@ class Elicitations:
         self.asked: dict[Any, str] = {}  # the agent's URL elicitations: request id -> elicitationId
         self.outstanding: set[str] = set()  # URL elicitationIds asked and not ended
         self.seen_ids: set[str] = set()  # every URL elicitationId the agent used
+        self.named_calls: dict[tuple[str, str], int] = {}  # (session, tool call) -> first naming it
 
     def client(self, m: dict[str, Any]) -> None:
         """A message the client sent."""
@@ -67,7 +70,9 @@ class Elicitations:
             self._complete(i, params.get("elicitationId"))
 
     def _create(self, i: int, m: dict[str, Any], params: dict[str, Any]) -> None:
-        mode = params.get("mode")
+        mode, sid, call = params.get("mode"), params.get("sessionId"), params.get("toolCallId")
+        if isinstance(sid, str) and isinstance(call, str):
+            self.named_calls.setdefault((sid, call), i)
         secret = secret_fields(params.get("requestedSchema"), titles=False) if mode == "form" else []
         if secret:
             text = f"a form asks for what looks like a secret: {', '.join(map(repr, secret))}"
@@ -86,6 +91,20 @@ class Elicitations:
             field = spec.REQUEST_SCOPE_FIELD[self.v]
             cite = spec.ELICITATION_REQUEST_SCOPE.format(v=self.v, field=field)
             self._add(i, "elicitation-unknown-request", text, cite)
+
+    def finish(self, reported: Callable[[str], set[str]]) -> None:
+        """The end of the traffic: the tool calls named that their session (``reported(sid)``: the
+        tool call ids it reported) never reported."""
+        for (sid, call), i in self.named_calls.items():
+            if call not in reported(sid):
+                text = f"an elicitation names tool call {call!r}, which session {sid!r} never reports"
+                self._add(
+                    i,
+                    "elicitation-unknown-tool-call",
+                    text,
+                    spec.ELICITATION_TOOL_CALL.format(v=self.v),
+                    HAZARD,
+                )
 
     def _url(self, i: int, m: dict[str, Any], elicitation_id: str) -> None:
         if elicitation_id in self.outstanding:

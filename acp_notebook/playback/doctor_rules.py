@@ -26,6 +26,7 @@ violations (``error``)
 interop hazards (``warning``)
     ``permission-before-tool-call``: a v1 permission for a tool call not announced yet.
     ``line-over-64k``: an agent line over 64 KiB (``findings.line_size``).
+    ``elicitation-unknown-tool-call``: an elicitation naming a tool call its session never reports.
     ``permission-empties-card``: a permission whose ``tool_call`` subject empties the ``content``
     or ``rawInput`` its tool call showed (``[]``, ``{}``, v2 ``null``): the card loses what the
     user is asked about (Claude's plan mode), once per tool call.
@@ -93,7 +94,7 @@ class _Doctor:
         self.referenced: dict[str, tuple[int, str, dict[str, Any]]] = {}  # id -> first index, call, update
         self.once: dict[tuple[str, str, str], list[Any]] = {}  # (code, sid, what) -> [finding, n]
         self.named = Announcements(lambda i, code, text, cite: self.add(i, code, text, cite))
-        self.elicitations = Elicitations(lambda i, code, text, cite: self.add(i, code, text, cite), self.v)
+        self.elicitations = Elicitations(self.add, self.v)
 
     def run(self) -> Findings:
         for i, entry in enumerate(self.entries):
@@ -103,6 +104,7 @@ class _Doctor:
             for m in messages(entry):
                 (self._agent if entry.get("dir") == "in" else self._client)(i, m)
         self.named.finish()
+        self.elicitations.finish(lambda sid: self.session(sid).known)
         how = "created by `terminal/create`" if self.v == 1 else "created by a `terminal_update`"
         for tid, (i, cid, update) in self.referenced.items():
             if tid not in self.announced:

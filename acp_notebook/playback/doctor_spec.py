@@ -190,3 +190,10 @@ ELICITATION_SECRET = (
     'refresh tokens, private keys, recovery codes, or payment credentials." — "Agents **MUST** use '
     'URL mode for sensitive interactions."'
 )
+ELICITATION_TOOL_CALL = (
+    "Breakage: a client shows a tool call's question on that tool call's card (its title, kind and "
+    "locations say what it is about); naming a tool call the agent never reports leaves it nothing "
+    "to attach to (the question falls back to the turn). v{v}.schema.json (ElicitationSessionScope): "
+    '"When `toolCallId` is set, the elicitation is tied to a specific tool call." — its '
+    '`toolCallId`: "Optional tool call within the session."'
+)
