@@ -76,6 +76,16 @@ def secret_parts(url: str) -> list[str]:
     return [p for p in (parts.query, parts.fragment, userinfo) if len(p) >= 3]
 
 
+def kept_values(elicitation: Any) -> dict[str, Any] | None:
+    """The values an accepted form sent, as a log or a table keeps them: a secret-looking field's
+    value as ``REDACTED`` (the agent got it; nothing we keep does)."""
+    values = elicitation.values
+    if not isinstance(values, dict):
+        return None
+    secret = set(secret_fields(elicitation.schema))
+    return {k: REDACTED if k in secret else copy.deepcopy(v) for k, v in values.items()}
+
+
 def scrub(value: Any, urls: Iterable[str], secrets: Iterable[Any] = ()) -> Any:
     """A copy of ``value`` (JSON-like) where no full URL of ``urls`` nor its secret parts remain,
     nor any of the ``secrets`` (values typed into a secret-looking field); ``value`` itself when

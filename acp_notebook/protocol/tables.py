@@ -20,7 +20,7 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
 - ``elicitations``: one row per question the agent asked (``elicitation/create``): ``mode``
   (``form``/``url``), ``scope`` (the method of our request a request-scoped one belongs to, else
   None), ``fields`` (the form's field names), ``action`` (``accept``/``decline``/``cancel``, None
-  while pending), ``values`` (what an accepted form sent: the user's data), ``url`` (only
+  while pending), ``values`` (what an accepted form sent, a secret-looking field as ``<redacted>``), ``url`` (only
   ``scheme://host/path``: never a query; so is the URL where ``message`` quotes it), ``status``
   (``Elicitation.status``), ``decided_by``, ``asked_at``/``answered_at`` from
   ``state.elicitation_times``. In a tree, an elicitation is recorded on the root's state (the desk)
@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .content import terminal_refs
-from .elicitation_records import scrub
+from .elicitation_records import kept_values, scrub
 
 if TYPE_CHECKING:
     from .elicitation import Elicitation
@@ -380,7 +380,7 @@ def elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) ->
         "message": scrub(e.message, [e.url] if e.url else []),  # quoting the URL: as ``url``
         "fields": [f.name for f in e.fields],
         "action": e.action,
-        "values": json.loads(json.dumps(e.values)) if e.values is not None else None,
+        "values": json.loads(json.dumps(kept_values(e))) if e.values is not None else None,
         "url": e.redacted_url,
         "status": e.status,
         "decided_by": e.decided_by,
