@@ -32,6 +32,7 @@ from ..protocol.elicitation import Elicitation
 from ..protocol.jsonrpc import INVALID_PARAMS, Request
 from ..protocol.state import SessionState
 from .errors import RpcError
+from .offering import Offering
 from .permission_memory import PermissionLog
 
 ElicitationHandler = Callable[[Elicitation], Any]  # -> values | "decline" | "cancel" | None (or awaitable)
@@ -66,21 +67,18 @@ class ElicitationDesk:
         self._fallback = fallback  # the permission handler: a policy there answers elicitations too
         self._note_decider = note_decider  # the trace records who answered (replays show it)
         self._url_shown = url_shown
-        self._handler: ElicitationHandler | None = None
-        self._stand_in: ElicitationHandler | None = None
+        self._offering = Offering(self._run, lambda: (_policy(self._fallback()),))
         self._count = 0
         self._by_request_id: dict[Any, Elicitation] = {}
-        self._offered: set[str] = set()
-        self._tasks: set[asyncio.Task] = set()
 
     @property
     def handler(self) -> ElicitationHandler | None:
         """The handler run for each elicitation; setting one also offers it the pending ones."""
-        return self._handler
+        return self._offering.handler
 
     @handler.setter
     def handler(self, handler: ElicitationHandler | str | None) -> None:
-        self._handler = policies.as_policy(handler) if isinstance(handler, str) else handler
+        self._offering.set(handler)
         for elicitation in self.pending():
             self._offer(elicitation)
 
@@ -90,16 +88,12 @@ class ElicitationDesk:
 
     @contextlib.contextmanager
     def standing_in(self, handler: ElicitationHandler) -> Iterator[None]:
-        """While the body runs, ``handler`` is asked first (``%%acp --elicitations``), then the
-        handler as set; the pending ones are offered to it at once."""
-        previous, self._stand_in = self._stand_in, handler
-        self._offered.clear()
-        for elicitation in self.pending():
-            self._offer(elicitation)
-        try:
+        """While the body runs, ``handler`` is asked first (a blocked cell), then the handler as
+        set; the pending ones are offered to it at once."""
+        with self._offering.standing_in(handler, again=True):
+            for elicitation in self.pending():
+                self._offer(elicitation)
             yield
-        finally:
-            self._stand_in = previous
 
     # -- intake -----------------------------------------------------------------------------------
     def receive(self, request: Request, scope_request: dict[str, Any] | None = None) -> Elicitation:
@@ -187,16 +181,7 @@ class ElicitationDesk:
         self.state.elicitation_changed(elicitation)
 
     def _offer(self, elicitation: Elicitation) -> None:
-        handler = next(
-            (h for h in (self._stand_in, self._handler, _policy(self._fallback())) if h is not None),
-            policies.from_env(),
-        )
-        if handler is None or elicitation.key in self._offered:
-            return
-        self._offered.add(elicitation.key)
-        task = asyncio.get_running_loop().create_task(self._run(elicitation, handler))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._offering.offer(elicitation)
 
     async def _run(self, elicitation: Elicitation, handler: ElicitationHandler) -> None:
         is_policy = isinstance(handler, policies.Policy)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import policies
@@ -26,6 +26,7 @@ from ..protocol.jsonrpc import Request
 from ..protocol.permission import PermissionRequest
 from ..protocol.state import SessionState
 from ..protocol.turn import Turn
+from .offering import Offering
 from .permission_memory import ALWAYS, PermissionLog, PermissionRules, learn
 
 PermissionHandler = Callable[[PermissionRequest], "str | Awaitable[str | None] | None"]
@@ -52,23 +53,20 @@ class PermissionDesk:
         self.rules = PermissionRules()
         self.log = PermissionLog()
         self._note_unannounced = note_unannounced  # v1: a tool call is announced before it is asked
-        self._handler: PermissionHandler | None = None
-        self._stand_in: PermissionHandler | None = None  # answers in the handler's place for a while
-        self._offered: set[str] = set()
+        self._offering = Offering(self._run_handler)  # the handler, a stand-in, $ACP_AUTO_ANSWER
         self._count = 0
         self._by_request_id: dict[Any, PermissionRequest] = {}
-        self._tasks: set[asyncio.Task] = set()
         self._used: dict[str, Any] = {}  # request key -> the remembered rule that answered it
         self._subjects: dict[str, SessionState] = {}  # key -> a subagent's state holding its tool call
 
     @property
     def handler(self) -> PermissionHandler | None:
         """The handler run for each request; setting one also offers it the pending requests."""
-        return self._handler
+        return self._offering.handler
 
     @handler.setter
     def handler(self, handler: PermissionHandler | str | None) -> None:
-        self._handler = policies.as_policy(handler) if isinstance(handler, str) else handler
+        self._offering.set(handler)
         for perm in self.pending():
             self._offer(perm)
 
@@ -80,15 +78,10 @@ class PermissionDesk:
         """The state holding the request's tool call (a subagent's, or the session's)."""
         return self._subjects.get(perm.key, self.state)
 
-    @contextlib.contextmanager
-    def standing_in(self, handler: PermissionHandler) -> Iterator[None]:
+    def standing_in(self, handler: PermissionHandler) -> contextlib.AbstractContextManager[None]:
         """While the body runs, ``handler`` is offered new requests in the handler's place (a
         blocking call answers them: its cell receives no click); ``handler`` stays as set."""
-        previous, self._stand_in = self._stand_in, handler
-        try:
-            yield
-        finally:
-            self._stand_in = previous
+        return self._offering.standing_in(handler)
 
     def receive(
         self, request: Request, turn: Turn | None, subject_home: SessionState | None = None
@@ -204,14 +197,7 @@ class PermissionDesk:
         return True
 
     def _offer(self, perm: PermissionRequest) -> None:
-        handler = next((h for h in (self._stand_in, self._handler) if h is not None), None)
-        handler = handler if handler is not None else policies.from_env()
-        if handler is None or perm.key in self._offered:
-            return
-        self._offered.add(perm.key)
-        task = asyncio.get_running_loop().create_task(self._run_handler(perm, handler))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._offering.offer(perm)
 
     async def _run_handler(self, perm: PermissionRequest, handler: PermissionHandler) -> None:
         diagnose = self.state.diagnose

@@ -22,6 +22,7 @@ The browser's validator follows the same rules (``FORMAT_PATTERNS`` are ECMA-262
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,11 @@ FORMAT_PATTERNS = {
         r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+\-](\d{2}):(\d{2}))$"
     ),
 }  # RFC 3339: hours <= 23, minutes <= 59, seconds <= 60 (a leap second), offsets likewise
-_FORMATS = {name: ecma_regex.compile(source) for name, source in FORMAT_PATTERNS.items()}
+
+
+@functools.cache
+def _format(name: str) -> Any:
+    return ecma_regex.compile(FORMAT_PATTERNS[name])
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,13 +332,13 @@ def _check_string(f: Field, value: Any) -> str | None:
         and not ecma_regex.compile(f.pattern).search(value)
     ):
         return f"must match the pattern {f.pattern}"
-    if f.format in _FORMATS and not _formatted(f.format, value):
+    if f.format in FORMAT_PATTERNS and not _formatted(f.format, value):
         return f"must be a valid {f.format}"
     return None
 
 
 def _formatted(fmt: str, value: str) -> bool:
-    match = _FORMATS[fmt].search(value)
+    match = _format(fmt).search(value)
     if match is None or fmt in ("email", "uri"):
         return match is not None
     year, month, day, *rest = (int(g) if g is not None else 0 for g in match.groups())
