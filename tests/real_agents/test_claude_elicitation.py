@@ -12,6 +12,7 @@ Measured (claude-agent-acp 0.101.0 over v2, offline against ``mock_anthropic``):
   ``sessionId``, ``toolCallId`` = the tool use id, ``message`` the question, and per question
   ``question_<n>`` — for ``multiSelect`` an array whose ``items.anyOf`` are the titled options (``title``
   the header) — plus an optional ``question_<n>_custom`` string ("Other"); nothing ``required``.
+- Forced v1 (``clientCapabilities.elicitation``) it is the same: the tool, the form, the answer.
 - The model's next request carries the tool result ``The user answered: "<question>"="<choice>,
   <choice>[, <custom>]". ...``; declined: "The user did not answer the questions."; cancelled: an
   error result "Tool permission request failed: Error: Tool use aborted". The turn ends ``end_turn``.
@@ -31,6 +32,7 @@ from tests.real_agents.test_claude import (  # noqa: F401  (fixtures)
     _agents_installed,
     assert_requests_answered,
     claude,
+    claude_v1,
 )
 from tests.support import until_async
 
@@ -131,3 +133,16 @@ async def test_decline_and_cancel_reach_the_model(claude: Run, action: str, said
     [request] = claude.tee.requests("elicitation/create")
     assert claude.tee.answers_to(request["id"])[0]["result"] == {"action": action}
     await claude.close_and_check()
+
+
+async def test_over_v1_the_question_is_the_same(claude_v1: Run) -> None:  # noqa: F811
+    """Forced v1 (``clientCapabilities.elicitation``): the same tool, the same form, the same answer."""
+    script(claude_v1)
+    session = await asyncio.wait_for(claude_v1.agent.new_session(cwd=claude_v1.project), TURN)
+    session.elicitation_handler = lambda elicitation: {"question_0": ["Type check"]}
+    assert await ask(claude_v1, session) == "end_turn"
+    assert "AskUserQuestion" in claude_v1.mock.main_requests()[0].tool_names
+    [elicitation] = session.state.elicitations.values()
+    assert (elicitation.mode, elicitation.tool_call_id) == ("form", ASK_ID)
+    assert f'"{QUESTION}"="Type check"' in result_text(tool_result(claude_v1))
+    await claude_v1.close_and_check()

@@ -111,6 +111,9 @@ async def test_request_user_input_reaches_the_handler_and_the_answer_the_model(c
         "answers": {"db_choice": {"answers": ["Postgres", "user_note: on port 5433"]}}
     }
     assert_requests_answered(codex)
+    # codex names the model's call_id, a tool call it never reports: the question shows in the turn
+    assert [d.code for d in session.state.diagnostics] == ["elicitation-unknown-tool-call"]
+    assert "call_ask" not in session.state.tool_calls
     await codex.close_and_check()
 
 
