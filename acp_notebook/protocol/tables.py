@@ -20,8 +20,9 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
 - ``elicitations``: one row per question the agent asked (``elicitation/create``): ``mode``
   (``form``/``url``), ``scope`` (the method of our request a request-scoped one belongs to, else
   None), ``fields`` (the form's field names), ``action`` (``accept``/``decline``/``cancel``, None
-  while pending), ``values`` (what an accepted form sent, a secret-looking field as ``<redacted>``), ``url`` (only
-  ``scheme://host/path``: never a query; so is the URL where ``message`` quotes it), ``status``
+  while pending), ``values`` (what an accepted form sent, a secret-looking field as
+  ``<redacted>``), ``url`` (only ``scheme://host/path``: never a query; so is the URL where
+  ``message`` quotes it), ``status``
   (``Elicitation.status``), ``decided_by``, ``asked_at``/``answered_at`` from
   ``state.elicitation_times``. In a tree, an elicitation is recorded on the root's state (the desk)
   and names the session that asked, as permissions do.
