@@ -307,6 +307,10 @@ class SessionState:
         (``created``), ended (``ended``) or learnt where it came from (``origin_kind``)."""
         self._changed("turn", str(number), fields, created)
 
+    def agent_ended(self) -> None:
+        """Tell observers that the agent process ended (closed or exited): views say so at once."""
+        self._changed("session", "agent", ("closed",))
+
     def set_auth_status(self, status: AuthStatus) -> None:
         """Record the agent's authentication status (agent-wide; the client tells every session)."""
         if status != self.auth_status:
