@@ -96,7 +96,7 @@ class TurnScope:
         turn, state = self.turn(), self.state()
         ended = state == "ended"
         summary = self.session.summary()
-        agent = summary.agent
+        agent = summary.agent if summary is not None else None
         reason = turn.stop_reason if ended else None
         return {
             "scope": "turn",
@@ -109,12 +109,12 @@ class TurnScope:
             "started": self.started,
             "duration": _duration(self.started, self.ended_at) if ended else None,
             "running": state in ACTIVE,
-            "agent": agent_info(agent),
-            "closed": agent.closed,
-            "stopped": agent.stopped,
-            "exit_code": agent.exit_code,
-            "session_id": summary.session_id,
-            "cwd": summary.cwd,
+            "agent": agent_info(agent) if agent is not None else None,
+            "closed": agent.closed if agent is not None else False,
+            "stopped": agent.stopped if agent is not None else False,
+            "exit_code": agent.exit_code if agent is not None else None,
+            "session_id": summary.session_id if summary is not None else None,
+            "cwd": summary.cwd if summary is not None else None,
             "session_anchor": header_anchor_of(self.session),
             "waiting": [dict(w) for w in waiting],
             "interactive_terminals": [str(t) for t in interactive],
