@@ -33,7 +33,7 @@ def wait_text(session: Any, name: str, started: Callable[[], bool] = lambda: Tru
         what = "waiting for the turn to start (queued behind the running one)"
     else:
         what = "waiting for the turn to end"
-    return f"⏳ {name}: {what} — {STILL_RUNS}"
+    return f"{name}: {what}… ({STILL_RUNS})"
 
 
 def _asking(session: Any) -> str:
