@@ -81,9 +81,9 @@ async def test_a_turn_view_shows_its_own_state_and_its_stop_cancels_only_its_tur
 class FakeSession:
     """What a turn scope reads of a session: state, turns, current turn, pending requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock=None) -> None:
         self.session_id = "sess_t"
-        self.state = SessionState()
+        self.state = SessionState(clock=clock) if clock is not None else SessionState()
         self.turns: list[Turn] = []
 
     @property
@@ -109,9 +109,10 @@ class FakeSession:
 
 
 def test_a_cell_view_binds_to_its_prompts_turn_even_when_the_agent_starts_one_first():
-    session, fake = FakeSession(), FakeTime()
+    fake = FakeTime()
+    session = FakeSession(fake.clock)
     bound: list[int] = []
-    scope = TurnScope(session, 1, on_bound=bound.append, clock=fake.clock)
+    scope = TurnScope(session, 1, on_bound=bound.append)
     scope.expect_next()
     agents = Turn.by_agent()
     session.begin(agents)
@@ -133,6 +134,8 @@ def test_a_cell_view_binds_to_its_prompts_turn_even_when_the_agent_starts_one_fi
         "ended", "max_tokens", 2.5, False,
     )  # fmt: skip
     assert not scope.cancels(2)
+    late = TurnScope(session, 2)
+    assert late.header("t")["duration"] == 2.5, "a view made later knows the turn's times too"
 
 
 def test_an_agent_started_turn_view_is_about_that_turn():
@@ -238,3 +241,23 @@ def test_a_wait_cell_shows_the_waiting_line_then_the_result(ip, capsys, displaye
     assert out.strip() == "`acp`: turn ended (end_turn)"
     assert "waiting for your answer (1 permission request)" in "\n".join(t or "" for t in shown.texts)
     assert shown.texts[0].startswith("acp: waiting for the turn") and shown.texts[-1] is None
+
+
+def test_the_state_keeps_each_turns_times_and_tells_when_the_agent_ended():
+    fake = FakeTime()
+    state = SessionState(clock=fake.clock)
+    heard: list[Change] = []
+    state.subscribe(heard.append)
+    fake.now = 5.0
+    state.turn_changed(1, ("origin",), True)
+    fake.now = 7.0
+    state.turn_changed(1, ("origin_kind",))
+    assert state.turn_times[1] == (5.0, None), "only an end ends it"
+    state.turn_changed(1, ("ended",))
+    fake.now = 9.0
+    state.turn_changed(1, ("ended",))
+    assert state.turn_times[1] == (5.0, 7.0), "the first end counts"
+    state.turn_changed(3, ("ended",))
+    assert 3 not in state.turn_times, "an end never heard begun has no times"
+    state.agent_ended()
+    assert heard[-1] == Change("session", "agent", ("closed",))

@@ -10,12 +10,11 @@ which keeps every session-wide thing (run state, usage, stderr, diagnostics, con
 
 A cell's view is made before its turn starts: ``expect_next`` binds the scope to the next turn
 of a prompt that starts (a turn the agent starts meanwhile is skipped), whatever its number.
-Times are the scope's clock, when it heard the turn start and end.
+Times are the state's (``SessionState.turn_times``), the same whenever the view was made.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,12 +32,9 @@ class TurnScope:
         number: int,
         on_change: Callable[[], None] = lambda: None,
         on_bound: Callable[[int], None] = lambda n: None,
-        clock: Callable[[], float] = time.time,
     ) -> None:
-        self.session, self.number, self.clock = session, number, clock
+        self.session, self.number = session, number
         self._on_change, self._on_bound = on_change, on_bound
-        self.started: float | None = clock() if 0 < number <= len(session.turns) else None
-        self.ended_at: float | None = None
         self._next = False
         self._unsubscribe = session.state.subscribe(self._heard)
 
@@ -81,13 +77,14 @@ class TurnScope:
         if change.created and self._next and getattr(turn, "origin", "user") != "agent":
             self._next, self.number = False, number
             self._on_bound(number)
-        if number != self.number or self._next:
-            return
-        if change.created:
-            self.started = self.clock()
-        if "ended" in change.fields and self.ended_at is None:
-            self.ended_at = self.clock()
-        self._on_change()
+        if number == self.number and not self._next:
+            self._on_change()
+
+    def times(self) -> tuple[float | None, float | None]:
+        """When the turn started and ended (the state's ``turn_times``; None: not seen)."""
+        if self.turn() is None:
+            return None, None
+        return self.session.state.turn_times.get(self.number, (None, None))
 
     def header(
         self, title: str | None, interactive: Sequence[str] = (), waiting: Sequence[dict[str, Any]] = ()
@@ -98,6 +95,7 @@ class TurnScope:
         summary = self.session.summary()
         agent = summary.agent if summary is not None else None
         reason = turn.stop_reason if ended else None
+        started, ended_at = self.times()
         return {
             "scope": "turn",
             "title": title or f"turn {self.number}",
@@ -106,8 +104,8 @@ class TurnScope:
             "stop_reason": reason,
             "stop_error": turn.error if ended and reason == "error" else None,
             "pending": len(self.session.pending_permissions) if state == "requires_action" else 0,
-            "started": self.started,
-            "duration": _duration(self.started, self.ended_at) if ended else None,
+            "started": started,
+            "duration": _duration(started, ended_at) if ended else None,
             "running": state in ACTIVE,
             "agent": agent_info(agent) if agent is not None else None,
             "closed": agent.closed if agent is not None else False,
