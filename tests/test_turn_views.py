@@ -136,6 +136,10 @@ def test_a_cell_view_binds_to_its_prompts_turn_even_when_the_agent_starts_one_fi
     assert not scope.cancels(2)
     late = TurnScope(session, 2)
     assert late.header("t")["duration"] == 2.5, "a view made later knows the turn's times too"
+    failed = TurnScope(session, 3)
+    failed.expect_next()
+    failed.over()  # its task ended before its turn started (e.g. a failure before the prompt)
+    assert failed.state() == "ended" and failed.header("t")["stop_reason"] is None
 
 
 def test_an_agent_started_turn_view_is_about_that_turn():

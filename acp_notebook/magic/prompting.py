@@ -58,6 +58,8 @@ class CellTurn:
         """The turn ended: the view keeps updating its items but shows no new ones."""
         if self.view is not None:
             self.view.stop_following()
+            if self.view.turn_scope is not None:
+                self.view.turn_scope.over()
 
     def _make(self) -> Any:
         from ..widgets import SessionView

@@ -36,11 +36,18 @@ class TurnScope:
         self.session, self.number = session, number
         self._on_change, self._on_bound = on_change, on_bound
         self._next = False
+        self._never = False  # its task ended before its turn started (a failure before the prompt)
         self._unsubscribe = session.state.subscribe(self._heard)
 
     def expect_next(self) -> None:
         """The next turn of a prompt that starts is this view's (a cell's turn left the queue)."""
         self._next = True
+
+    def over(self) -> None:
+        """The view's turn task ended: if its turn never started, the view says it ended."""
+        if self._next:
+            self._next, self._never = False, True
+            self._on_change()
 
     def turn(self) -> Any:
         """The ``Turn`` shown, or None before it started."""
@@ -53,7 +60,7 @@ class TurnScope:
         """``starting``, ``running``, ``requires_action`` (waiting for the user) or ``ended``."""
         turn = self.turn()
         if turn is None:
-            return "starting"
+            return "ended" if self._never else "starting"
         if turn.ended:
             return "ended"
         return "requires_action" if self._asks() else "running"
@@ -94,7 +101,7 @@ class TurnScope:
         ended = state == "ended"
         summary = self.session.summary()
         agent = summary.agent if summary is not None else None
-        reason = turn.stop_reason if ended else None
+        reason = turn.stop_reason if ended and turn is not None else None
         started, ended_at = self.times()
         return {
             "scope": "turn",
@@ -102,7 +109,7 @@ class TurnScope:
             "turn": self.number,
             "turn_state": state,
             "stop_reason": reason,
-            "stop_error": turn.error if ended and reason == "error" else None,
+            "stop_error": turn.error if turn is not None and ended and reason == "error" else None,
             "pending": len(self.session.pending_permissions) if state == "requires_action" else 0,
             "started": started,
             "duration": _duration(started, ended_at) if ended else None,
