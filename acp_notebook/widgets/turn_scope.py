@@ -24,7 +24,7 @@ from .header_view import header_anchor_of
 
 
 class TurnScope:
-    """Which turn of ``session`` a view shows, and what it knows of that turn's times."""
+    """Which turn of ``session`` a view shows, and that turn's own header."""
 
     def __init__(
         self,
