@@ -33,7 +33,7 @@ class ReplayView(w.VBox):
         self.speed = w.Dropdown(options=SPEEDS, value=1.0, description="speed", layout={"width": "160px"})
         self.label = w.Label()
         source = XRaySource.of_replay(replay) if xray else False
-        self.session_view = SessionView(replay.state, xray=source, **view_options)
+        self.session_view = SessionView(replay.state, xray=source, past=True, **view_options)
         bar = w.HBox([self.back, self.play_button, self.forward, self.slider, self.speed, self.label])
         super().__init__([bar, self.session_view])
         self.slider.observe(self._on_slider, names="value")

@@ -24,7 +24,7 @@ from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
 from .extensions import ViewFeature
-from .header import header
+from .header import header, state_time
 from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
@@ -58,8 +58,10 @@ class SessionView(anywidget.AnyWidget):
         root: str | None = None,
         xray: Any = False,
         anchor: str = "",
+        past: bool = False,
     ) -> None:
         super().__init__(runtime=get_runtime(), anchor=anchor)
+        self.past = past  # the state is a past one (a replay's): its clocks stop at its own time
         frontend.mark_shown()
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
@@ -199,7 +201,7 @@ class SessionView(anywidget.AnyWidget):
         if self.comm is None:
             return 0
         self.items.reach_late()
-        head = {"seq": self._seq, "header": self._header()}
+        head = {"seq": self._seq, "header": self._header(), "saved_at": state_time(self.state)}
         if self.xray is not None:
             head["xray"] = self.xray.meta()
         traits = self._saved.build(self.tree, head, self.items.keys, self.items.terminal_objects(), self.root)
@@ -224,7 +226,9 @@ class SessionView(anywidget.AnyWidget):
         summarize = getattr(self.session, "summary", None)  # a Subagent has none
         summary = summarize() if callable(summarize) else None
         waiting = tree_entries.waiting_list(self.tree)
-        return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
+        frozen_at = state_time(self.state) if self.past or self.read_only else None  # a past state
+        terminals = self.actions.interactive_terminals()
+        return header(self.state, summary, self.title, terminals, waiting, frozen_at)
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:

@@ -172,3 +172,54 @@ def test_at_800px_a_diff_shows_its_changed_characters_and_a_terminal_its_command
     ARTIFACTS.mkdir(exist_ok=True)
     narrow.page.locator(c).screenshot(path=str(ARTIFACTS / "v21-diff-800px.png"))
     narrow.page.locator(head).screenshot(path=str(ARTIFACTS / "v21-terminal-head-800px.png"))
+
+
+T = 1_700_000_000.0  # a past state's own "now": long before the test runs
+
+
+def _pending_call(created: float) -> dict:
+    return {
+        "kind": "tool_call",
+        "id": "tc-p",
+        "title": "Read a.py",
+        "fallback_title": "Read",
+        "tool_kind": "read",
+        "display_kind": "read",
+        "status": "pending",
+        "phase": "pending",
+        "locations": [],
+        "items": [],
+        "cancellable": False,
+        "created_at": created,
+        "ended_at": None,
+    }
+
+
+def _past(header: dict, **snap) -> dict:
+    entries = {"tool_call:tc-p": _pending_call(T - 2.1)}
+    body = {
+        "seq": 1,
+        "header": {"title": "s", "run_state": "running", **header},
+        "order": list(entries),
+        "entries": entries,
+        "terminals": {},
+        **snap,
+    }
+    return {"snapshot": body}
+
+
+ELAPSED = "() => document.querySelector('[data-key=\"tool_call:tc-p\"] .acp-elapsed')?.textContent ?? null"
+
+
+def test_a_past_state_has_a_frozen_clock(page):
+    page.load(None, data=_past({"frozen_at": T}))  # a pinned or replayed state
+    assert page.js(ELAPSED) == "2.1s"  # pending up to the state's own time, not up to now
+
+
+def test_a_saved_snapshot_is_frozen_until_the_kernel_speaks(page):
+    page.load(None, data=_past({}, saved_at=T))  # a saved notebook, reopened
+    assert page.js(ELAPSED) == "2.1s"
+    live = _past({"frozen_at": None})["snapshot"]
+    page.patch({**live, "type": "patch", "full": True, "seq": 2})  # the kernel's live answer
+    page.page.wait_for_function(f"() => ({ELAPSED})() !== '2.1s'")
+    assert page.js(ELAPSED).endswith("m")  # live: the time since it started, hours ago
