@@ -223,3 +223,43 @@ def test_a_saved_snapshot_is_frozen_until_the_kernel_speaks(page):
     page.patch({**live, "type": "patch", "full": True, "seq": 2})  # the kernel's live answer
     page.page.wait_for_function(f"() => ({ELAPSED})() !== '2.1s'")
     assert page.js(ELAPSED).endswith("m")  # live: the time since it started, hours ago
+
+
+BAR = {
+    "position": 75,
+    "total": 75,
+    "playing": False,
+    "speed": "1x",
+    "speeds": ["0.5x", "1x", "2x", "10x", "instant"],
+    "where": "75/75 · 0.10 s",
+}
+CLIPPED_JS = """(sel) => [...document.querySelectorAll(sel)].filter((e) => {
+  const r = e.getBoundingClientRect(), box = e.closest('.acp-replay-bar').getBoundingClientRect();
+  return e.scrollWidth > e.clientWidth + 1 || r.right > box.right + 0.5 || r.width === 0;
+}).map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("width", [800, 420])
+def test_the_replay_bar_is_in_the_views_style_and_never_clipped(browser, server, width):  # noqa: F811
+    p = Page(browser, server, theme="dark", width=width)
+    try:
+        p.js("(t) => harness.loadWidget('replay_bar', t)", BAR)
+        p.page.wait_for_selector(".acp-replay-bar .acp-rb-where")
+        assert p.text(".acp-rb-where") == "75/75 · 0.10 s"
+        assert p.texts(".acp-replay-bar button") == ["‹ back", "Play", "on ›"]
+        assert p.count(".acp-replay-bar .jupyter-button, .acp-replay-bar .widget-button") == 0
+        assert p.js(CLIPPED_JS, ".acp-replay-bar button, .acp-rb-where, .acp-rb-speed-label") == []
+        assert p.js("() => document.querySelector('.acp-rb-forward').disabled")  # at the end
+        p.page.locator(".acp-rb-back").click()
+        p.page.locator(".acp-rb-play").click()
+        p.page.select_option(".acp-rb-speed", "10x")
+        assert p.sent() == [{"type": "step", "by": -1}]
+        assert p.js("() => [harness.model.get('playing'), harness.model.get('speed')]") == [True, "10x"]
+        assert p.text(".acp-rb-play") == "Pause"
+        ARTIFACTS.mkdir(exist_ok=True)
+        p.page.locator(".acp-replay-bar").screenshot(
+            path=str(ARTIFACTS / f"v21-replay-bar-{width}px-dark.png")
+        )
+        p.check_clean()
+    finally:
+        p.ctx.close()
