@@ -263,3 +263,35 @@ def test_the_replay_bar_is_in_the_views_style_and_never_clipped(browser, server,
         p.check_clean()
     finally:
         p.ctx.close()
+
+
+def test_plans_are_named_by_their_content(page):
+    page.load()
+    steps = [
+        {"content": "Reproduce the failing test", "status": "completed", "priority": "high"},
+        {"content": "Fix **load_config**", "status": "in_progress", "priority": "high"},
+    ]
+    entries = {
+        "plan:a": {"kind": "plan", "id": "a", "type": "items", "entries": steps},
+        "plan:b": {
+            "kind": "plan",
+            "id": "b",
+            "type": "markdown",
+            "entries": [],
+            "markdown": "## Steps to `fix` it\n\n1. edit",
+        },
+        "plan:c": {
+            "kind": "plan",
+            "id": "c",
+            "type": "file",
+            "entries": [],
+            "uri": "file:///srv/plans/PLAN.md",
+            "path": "/srv/plans/PLAN.md",
+            "rel": None,
+        },
+        "plan:d": {"kind": "plan", "id": "d", "type": "items", "entries": []},
+    }
+    page.patch({"type": "patch", "full": False, "order": list(entries), "entries": entries})
+    page.page.wait_for_selector('[data-key="plan:d"]')
+    names = [page.text(f'[data-key="{key}"] .acp-plan-name') for key in entries]
+    assert names == ["Plan: Fix **load_config**", "Plan: Steps to fix it", "Plan: PLAN.md", "Plan"], names
