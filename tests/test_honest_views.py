@@ -33,6 +33,7 @@ def test_printed_lines_have_no_backticks_and_status_counts_a_starting_turn(ip, c
     _, ended, _ = cell(ip, "%%acp --wait\nhello", capsys)
     assert "`" not in started + ended and ended.strip() == "acp: turn ended (end_turn)"
     assert started.strip().endswith("is acp.")
+    assert displayed.views()[0].title == "acp"  # the prompt: the cell's source and the view's bubble only
     cell(ip, "%%acp\nagain", capsys)  # not waited for: its turn starts after its checkpoint
     cell(ip, "%%acp\nonce more", capsys)  # queued behind it
     _, status, _ = cell(ip, "%acp status", capsys)

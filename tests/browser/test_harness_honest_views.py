@@ -295,3 +295,65 @@ def test_plans_are_named_by_their_content(page):
     page.page.wait_for_selector('[data-key="plan:d"]')
     names = [page.text(f'[data-key="{key}"] .acp-plan-name') for key in entries]
     assert names == ["Plan: Fix **load_config**", "Plan: Steps to fix it", "Plan: PLAN.md", "Plan"], names
+
+
+TOML = '[project]\nname = "demo"\n# a comment, not a heading\ndependencies = ["pytest>=8"]\n'
+
+
+def test_a_file_read_shows_in_a_monospace_font_and_a_command_is_stated_once(page):
+    page.load()
+    read = page.entry(
+        "tool_call:tc-read", items=[{"type": "content", "block": {"type": "text", "text": TOML}}]
+    )
+    fenced = page.entry(
+        "tool_call:tc-v1",
+        display_kind="read",
+        diff=None,
+        items=[{"type": "content", "block": {"type": "text", "text": "```toml\nx = 1\n```"}}],
+    )
+    perm = page.entry(
+        "permission:perm-1",
+        subject_type="command",
+        command="pytest -q",
+        cwd="/home/user/project",
+        tool_call_id=None,
+        card=None,
+        description="The agent wants to run `pytest -q` in /home/user/project.",
+    )
+    other = {
+        **perm,
+        "key": "perm-9",
+        "description": "Runs `pytest -q` in /home/user/project: it deletes the "
+        "cache first and needs the network for the fixtures it downloads from the mirror.",
+    }
+    page.patch(
+        {
+            "type": "patch",
+            "full": False,
+            "order": ["permission:perm-9"],
+            "entries": {
+                "tool_call:tc-read": read,
+                "tool_call:tc-v1": fenced,
+                "permission:perm-1": perm,
+                "permission:perm-9": other,
+            },
+        }
+    )
+    pre = f"{page.card('tc-read')} .acp-item-content pre.acp-read-text"
+    page.page.wait_for_selector(pre)
+    assert page.js("(s) => document.querySelector(s).textContent", pre) == TOML
+    font = page.js("(s) => getComputedStyle(document.querySelector(s)).fontFamily", pre)
+    assert "mono" in font.lower() or "consolas" in font.lower() or "menlo" in font.lower(), font
+    assert page.count(f"{page.card('tc-read')} h1") == 0
+    assert page.count(f"{page.card('tc-v1')} .acp-read-text") == 0  # the agent's own fences: markdown
+    assert page.count(f"{page.card('tc-v1')} pre code") == 1
+    once = '[data-key="permission:perm-1"]'
+    page.page.wait_for_selector(f"{once} .acp-perm-command")
+    said = page.text(once)
+    assert said.count("pytest -q") == 1 and said.count("/home/user/project") == 1, said
+    assert page.count(f"{once} .acp-perm-desc") == 0
+    assert page.js("(s) => document.querySelector(s).title", f"{once} .acp-perm-command").startswith(
+        "The agent"
+    )
+    more = '[data-key="permission:perm-9"]'
+    assert page.count(f"{more} .acp-perm-desc") == 1  # it says more than the command: kept
