@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 
 from acp_notebook import SessionState
-from acp_notebook.widgets.clocks import state_time
-from acp_notebook.widgets.header import header
+from acp_notebook.widgets.header import header, state_time
 
 from .support import recording as recording  # the autouse recording comm
 from .test_magic import cell, config_agent, displayed, ip, start  # noqa: F401 - fixtures shared with test_magic

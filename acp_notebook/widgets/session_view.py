@@ -23,9 +23,8 @@ from . import browser_inbox, extensions, tree_entries
 from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
-from .clocks import state_time
 from .extensions import ViewFeature
-from .header import header
+from .header import header, state_time
 from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
@@ -57,9 +56,9 @@ class SessionView(anywidget.AnyWidget):
         scheduler: Scheduler | None = None,
         actions: Actions | None = None,
         root: str | None = None,
-        past: bool = False,
         xray: Any = False,
         anchor: str = "",
+        past: bool = False,
     ) -> None:
         super().__init__(runtime=get_runtime(), anchor=anchor)
         self.past = past  # the state is a past one (a replay's): its clocks stop at its own time
@@ -182,7 +181,7 @@ class SessionView(anywidget.AnyWidget):
         entries = {k: self._entry(k) for k in dirty}
         metas, moves, buffers = terminal_moves(self.items.terminal_objects(), dirty_terms, self._sent_terms)
         message: dict[str, Any] = {"type": "patch", "full": full}
-        header = self._shown_header()
+        header = self._header()
         if full or header != self._sent_header:  # only when it changed (js/WIRE.md, Patches)
             message["header"] = self._sent_header = header
         if self.xray is not None:
@@ -202,7 +201,7 @@ class SessionView(anywidget.AnyWidget):
         if self.comm is None:
             return 0
         self.items.reach_late()
-        head = {"seq": self._seq, "header": self._shown_header(), "saved_at": state_time(self.state)}
+        head = {"seq": self._seq, "header": self._header(), "saved_at": state_time(self.state)}
         if self.xray is not None:
             head["xray"] = self.xray.meta()
         traits = self._saved.build(self.tree, head, self.items.keys, self.items.terminal_objects(), self.root)
@@ -227,12 +226,9 @@ class SessionView(anywidget.AnyWidget):
         summarize = getattr(self.session, "summary", None)  # a Subagent has none
         summary = summarize() if callable(summarize) else None
         waiting = tree_entries.waiting_list(self.tree)
-        return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
-
-    def _shown_header(self) -> dict[str, Any]:
-        """The header the page gets: a past state's also says its own time (the page's clocks stop)."""
-        frozen_at = state_time(self.state) if self.past or self.read_only else None
-        return {**self._header(), "frozen_at": frozen_at}
+        frozen_at = state_time(self.state) if self.past or self.read_only else None  # a past state
+        terminals = self.actions.interactive_terminals()
+        return header(self.state, summary, self.title, terminals, waiting, frozen_at)
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:
