@@ -86,7 +86,7 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
     turn = CellTurn(session, args.title or f"{args.name}: {headline(text)}")
     queued = session.busy
     if queued:
-        print(f"`{args.name}` is busy: this prompt is queued and starts when the running turn ends.")
+        print(f"{args.name} is busy: this prompt is queued and starts when the running turn ends.")
     turn.show(queued)
     policy = waiting.policy_named(args.permissions, commands.shell.user_ns)
     elicitations = waiting.elicitations_named(args.elicitations)
@@ -107,7 +107,7 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
         ) from None
     except AcpError as exc:
         raise MagicError.from_exception(exc) from None
-    print(f"`{args.name}`: turn ended ({reason})")
+    print(f"{args.name}: turn ended ({reason})")
 
 
 def _needs_login(commands: Any, name: str, text: str, task: Any) -> None:

@@ -48,6 +48,7 @@ def header(
             {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
         ],
         "diagnostic_count": len(state.diagnostics),
+        "diagnostic_alerts": sum(d.level != "info" for d in state.diagnostics),
         **_stderr(agent),
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),

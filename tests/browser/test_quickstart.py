@@ -119,7 +119,7 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
     page.evaluate("void window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
     start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
-    wait_text(page, start, "is `acp`", "the agent to start")
+    wait_text(page, start, "is acp", "the agent to start")
     wait_text(page, cell_index("from acp_notebook.policies"), "when_headless(", "the headless-only policy")
 
     answer_like_a_person(page, wait)
