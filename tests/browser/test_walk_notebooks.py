@@ -1,6 +1,7 @@
 """Guard the class, not only the instances (issue 21): every tutorial notebook (``notebooks/*.ipynb``)
-is run top to bottom in a real JupyterLab (Chromium), like a person would, in three modes — light at
-1280 px, dark at 1280 px, light at 800 px — and each walk fails on:
+is run top to bottom in a real JupyterLab (Chromium), like a person would, twice: at 1280 px wide
+(checked in the light theme, then again after switching to the dark one: the views follow a theme
+change live) and at 800 px (light). Each walk fails on:
 
 - **junk text** in a view (``null``, ``undefined``, ``NaN``, ``[object …]``): the view-text guard of
   ``conftest.py`` (issue 13), which scans every page a browser test leaves — the walk's included;
@@ -13,7 +14,7 @@ The person: an open permission request gets "Allow once"; an open form is accept
 shows (its defaults); an open URL consent is declined (nothing leaves the machine). The demo agent
 runs at ``ACP_DEMO_SPEED=0``; the replays play shipped traces: no key, no network.
 
-Each walk's screenshot (the whole notebook) goes to ``test-artifacts/walk/<notebook>-<mode>.png``.
+Screenshots of the whole notebook go to ``test-artifacts/walk/<notebook>-<light|dark|narrow>.png``.
 All cells are attached (the notebook's windowing mode ``none``), so cells far down are checked too.
 
 Findings the other branches of issue 21 fix are expected failures, each named in ``KNOWN`` (issue
@@ -50,10 +51,10 @@ SHOTS = ARTIFACTS / "walk"
 WALK_TIMEOUT = 180  # s, for one notebook to run to its end
 THEMES = "/lab/api/settings/@jupyterlab/apputils-extension:themes"
 TRACKER = "/lab/api/settings/@jupyterlab/notebook-extension:tracker"
-MODES = {  # mode -> (theme, viewport width)
-    "light": ("JupyterLab Light", 1280),
-    "dark": ("JupyterLab Dark", 1280),
-    "narrow": ("JupyterLab Light", 800),
+LIGHT, DARK = "JupyterLab Light", "JupyterLab Dark"
+MODES = {  # mode -> (viewport width, the themes it is checked in, in order)
+    "wide": (1280, {"light": LIGHT, "dark": DARK}),
+    "narrow": (800, {"narrow": LIGHT}),
 }
 WALKED = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
@@ -75,7 +76,18 @@ class Known:
         return re.search(self.pattern, finding) is not None
 
 
-KNOWN: dict[tuple[str, str], list[Known]] = {}
+# at 800 px, the replay bar's ipywidgets: its label cut ("75/75 · 0.1"), its buttons too
+REPLAY_BAR = Known(
+    "6 (the replay bar is clipped and off-style)",
+    "i21-b",
+    r"widget-box > (div\.jupyter-widgets\.widget-inline-hbox\.widget-label"
+    r"|button\.jupyter-widgets\.jupyter-button)",
+)
+KNOWN: dict[tuple[str, str], list[Known]] = {
+    (name, mode): [REPLAY_BAR]
+    for name in ("replay-and-xray.ipynb", "subagents.ipynb")
+    for mode in ("narrow",)
+}
 
 
 def walk_params() -> list:
@@ -129,10 +141,13 @@ PERSON_JS = """() => {
 # Content clipped with no way to see it. For every rendered element of a cell's output (our views,
 # and the ipywidgets they are built of, such as the replay bar), in each axis where its content is
 # larger than its box (scrollWidth > clientWidth + 1, resp. height):
-# - overflow hidden or clip: clipped, unless it is an ellipsis by design — text-overflow: ellipsis
-#   (or a -webkit-line-clamp) on an element whose whole text is in a tooltip (its own title or
-#   aria-label, or its nearest ancestor's title), or that is the preview of a closed disclosure
-#   (inside a <summary> or a button with aria-expanded="false": opening it shows the text whole);
+# - overflow hidden or clip: clipped when something that shows is cut off — a text (a non-blank text
+#   node) or an image-like leaf (img, svg, canvas, i) of it reaches beyond the box by more than 1 px
+#   (a box cut below its last line in use, such as a sized terminal's empty rows, hides nothing) —
+#   unless it is an ellipsis by design: text-overflow: ellipsis (or a -webkit-line-clamp) on an
+#   element whose whole text is in a tooltip (its own title or aria-label, or its nearest ancestor's
+#   title), or that is the preview of a closed disclosure (inside a <summary> or a button with
+#   aria-expanded="false": opening it shows the text whole);
 # - overflow auto or scroll: a scroll affordance, unless CSS hides the scrollbar (scrollbar-width:
 #   none). Where the scrollbar is cannot be measured here: Playwright's headless Chromium hides
 #   scrollbars (--hide-scrollbars), so they take no room;
@@ -151,6 +166,31 @@ CLIPPED_JS = r"""() => {
     const full = words(el.textContent);
     const disclosure = el.closest('summary, button[aria-expanded="false"]');
     return ellipsis && full !== '' && (!!disclosure || tooltip(el).includes(full));
+  };
+  // how far (px) a text or image-like leaf of `el` reaches beyond its padding box on `axis`
+  const cutOff = (el, axis) => {
+    const box = el.getBoundingClientRect();
+    const b = (k) => parseFloat(getComputedStyle(el)[k]) || 0;
+    const lo = axis === 'x' ? box.left + b('borderLeftWidth') : box.top + b('borderTopWidth');
+    const hi = axis === 'x' ? lo + el.clientWidth : lo + el.clientHeight;
+    let most = 0;
+    const reach = (r) => {
+      if (r.width === 0 && r.height === 0) return;
+      const [a, z] = axis === 'x' ? [r.left, r.right] : [r.top, r.bottom];
+      most = Math.max(most, lo - a, z - hi);
+    };
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT | NodeFilter.SHOW_ELEMENT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.nodeType === Node.TEXT_NODE) {
+        if (!n.nodeValue.trim() || !n.parentElement?.checkVisibility()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) reach(r);
+      } else if (n.matches('img, svg, canvas, i') && n.checkVisibility()) {
+        reach(n.getBoundingClientRect());
+      }
+    }
+    return Math.round(most);
   };
   const name = (el) => {
     const cls = [...el.classList].filter((c) => !c.startsWith('lm-')).slice(0, 3).map((c) => `.${c}`);
@@ -175,13 +215,16 @@ CLIPPED_JS = r"""() => {
         ]) {
           if (over <= 1) continue;
           let why = null;
-          if ((mode === 'hidden' || mode === 'clip') && !byDesign(el, cs)) why = `overflow-${axis} ${mode}`;
-          else if ((mode === 'auto' || mode === 'scroll') && cs.scrollbarWidth === 'none') {
+          if (mode === 'hidden' || mode === 'clip') {
+            const cut = cutOff(el, axis);
+            if (cut > 1 && !byDesign(el, cs)) why = `overflow-${axis} ${mode}, cuts ${cut}px off`;
+          }
+          if ((mode === 'auto' || mode === 'scroll') && cs.scrollbarWidth === 'none') {
             why = `overflow-${axis} ${mode} with its scrollbar hidden`;
           }
           if (why) {
             const text = words(el.textContent).slice(0, 60);
-            found.push(`cell ${i}: ${path(el, out)}: ${why}, ${over}px hidden: ${JSON.stringify(text)}`);
+            found.push(`cell ${i}: ${path(el, out)}: ${why}: ${JSON.stringify(text)}`);
           }
         }
         if (found.length >= 30) return;
@@ -204,7 +247,9 @@ def cells_of(page) -> dict:
 
 def finished_waits(cells: list[dict]) -> list[int]:
     """The ``%%acp --wait`` cells that ran to their end (their turn is over)."""
-    return [c["i"] for c in cells if c["source"].startswith("%%acp --wait") and c["count"] and not c["running"]]
+    return [
+        c["i"] for c in cells if c["source"].startswith("%%acp --wait") and c["count"] and not c["running"]
+    ]
 
 
 def run_like_a_person(page, name: str) -> list[str]:
@@ -227,7 +272,9 @@ def run_like_a_person(page, name: str) -> list[str]:
             findings += [f"cell {i}: a finished turn's view offers Stop (while {did})" for i in sorted(stale)]
         if time.monotonic() > deadline:
             pending = [c["i"] for c in code if not c["count"] or c["running"]]
-            pytest.fail(f"{name}: not finished after {WALK_TIMEOUT}s; cells not done: {pending}", pytrace=False)
+            pytest.fail(
+                f"{name}: not finished after {WALK_TIMEOUT}s; cells not done: {pending}", pytrace=False
+            )
         page.wait_for_timeout(150)
 
 
@@ -238,10 +285,15 @@ def screenshot(page, name: str, mode: str, width: int) -> Path:
       return inner ? inner.scrollHeight : document.body.scrollHeight;
     }""")
     page.set_viewport_size({"width": width, "height": min(max(tall + 200, 900), 16_000)})
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.evaluate("""() => {
+      const inner = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer');
+      if (inner) inner.scrollTop = 0;
+      return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }""")
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name.removesuffix('.ipynb')}-{mode}.png"
     page.screenshot(path=str(path))
+    page.set_viewport_size({"width": width, "height": 1000})
     return path
 
 
@@ -252,7 +304,9 @@ def judge(name: str, mode: str, findings: list[str]) -> None:
     unknown = [f for f in findings if not any(k.matches(f) for k in known)]
     gone = [k for k in known if not any(k.matches(f) for f in findings)]
     problems = [f"  {f}" for f in unknown]
-    problems += [f"  expected (item {k.item}, {k.branch}) no longer found: /{k.pattern}/ — drop it" for k in gone]
+    problems += [
+        f"  expected (item {k.item}, {k.branch}) no longer found: /{k.pattern}/ — drop it" for k in gone
+    ]
     assert not problems, f"{name} ({mode}):\n" + "\n".join(problems)
     if known:
         raise KnownFinding(f"{name} ({mode}): only the expected findings:\n  " + "\n  ".join(findings))
@@ -267,8 +321,9 @@ def demo_speed(lab_server):
 @pytest.mark.parametrize(("name", "mode"), walk_params())
 def test_walk(lab_log, lab_pages, name: str, mode: str) -> None:
     folder = lab_log
-    theme, width = MODES[mode]
-    walk_settings(folder, theme)
+    width, looks = MODES[mode]
+    first = next(iter(looks.values()))
+    walk_settings(folder, first)
     where = folder.root / mode  # a folder per walk: the demo agent edits the files of its cwd
     where.mkdir(exist_ok=True)
     shutil.copy(NOTEBOOKS / name, where / name)
@@ -276,16 +331,24 @@ def test_walk(lab_log, lab_pages, name: str, mode: str) -> None:
     page.goto(folder.lab_url(f"{mode}/{name}"), wait_until="domcontentloaded", timeout=60_000)
     idle = f"() => {NOTEBOOK_JS}?.sessionContext?.session?.kernel?.status === 'idle'"
     page.wait_for_function(idle, timeout=60_000, polling=100)
-    applied = page.evaluate("() => document.body.dataset.jpThemeName")
-    assert applied == theme, applied
-
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the width is the notebook's
     findings = run_like_a_person(page, name)
-    # at rest: every turn is over, so no view may offer Stop
-    findings += [f"cell {i}: a view offers Stop after the notebook ran" for i in page.evaluate(STOPS_JS)]
-    findings += page.evaluate(CLIPPED_JS)
-    screenshot(page, name, mode, width)
+    for look, theme in looks.items():
+        if theme != first:
+            page.evaluate(
+                "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme
+            )
+        page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=theme, timeout=30_000)
+        findings += [f"{look}: {f}" for f in at_rest(page)]
+        screenshot(page, name, look, width)
     try:
         judge(name, mode, findings)
     finally:
         folder.shutdown_kernel_of(f"{mode}/{name}")
         page.close()  # the view-text guard scans it here
+
+
+def at_rest(page) -> list[str]:
+    """The findings on a notebook that ran: every turn is over, so no view may offer Stop."""
+    found = [f"cell {i}: a view offers Stop after the notebook ran" for i in page.evaluate(STOPS_JS)]
+    return found + page.evaluate(CLIPPED_JS)
