@@ -6,10 +6,11 @@ from __future__ import annotations
 import sys
 
 from acp_notebook import SessionState
-from acp_notebook.widgets.header import header
+from acp_notebook.widgets.header import header, state_time
 
 from .support import recording as recording  # the autouse recording comm
 from .test_magic import cell, config_agent, displayed, ip, start  # noqa: F401 - fixtures shared with test_magic
+from .test_widgets import make_view, tool
 
 
 def test_info_diagnostics_are_counted_but_not_alerts():
@@ -32,6 +33,7 @@ def test_printed_lines_have_no_backticks_and_status_counts_a_starting_turn(ip, c
     _, ended, _ = cell(ip, "%%acp --wait\nhello", capsys)
     assert "`" not in started + ended and ended.strip() == "acp: turn ended (end_turn)"
     assert started.strip().endswith("is acp.")
+    assert displayed.views()[0].title == "acp"  # the prompt: the cell's source and the view's bubble only
     cell(ip, "%%acp\nagain", capsys)  # not waited for: its turn starts after its checkpoint
     cell(ip, "%%acp\nonce more", capsys)  # queued behind it
     _, status, _ = cell(ip, "%acp status", capsys)
@@ -54,3 +56,18 @@ def test_set_config_option_returns_one_line_and_keeps_the_list_reachable(ip, cap
     assert session.settings.options[0]["currentValue"] == "m2"
     mode, _, _ = cell(ip, "await cfg.set_mode('code')", capsys)
     assert mode.result == "code"
+
+
+def test_a_past_state_carries_its_own_time_and_a_live_one_none():
+    times = iter([100.0, 102.5, 103.0])
+    state = SessionState(clock=lambda: next(times))
+    state.apply(tool("c1", title="Read", status="pending"))
+    state.apply(tool("c1", title="Read a.py"))
+    state.apply(
+        {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "x"}}
+    )
+    assert state_time(state) == 103.0 and state_time(SessionState()) is None
+    live, _, _ = make_view(state)
+    past, _, _ = make_view(state, past=True)  # a replay's
+    assert live.snapshot["header"]["frozen_at"] is None and live.snapshot["saved_at"] == 103.0
+    assert past.snapshot["header"]["frozen_at"] == 103.0  # the page's clocks stop there

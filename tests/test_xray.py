@@ -280,7 +280,7 @@ def test_the_replay_view_keeps_one_view_and_its_xray_seeks(recording, demo) -> N
     inner = view.session_view
     try:
         inner._handle_browser_msg({"type": "xray_select", "req": 1, "index": 9})
-        assert demo.position == 10 and view.slider.value == 10 and view.session_view is inner
+        assert demo.position == 10 and view.bar.position == 10 and view.session_view is inner
         assert inner.read_only and inner.xray.meta()["position"] == 10
         demo.seek(75)
         assert inner.state is demo.state and inner.xray.meta()["position"] == 75

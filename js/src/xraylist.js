@@ -10,9 +10,10 @@ const OVERSCAN = 8;
 const ARROW = { out: "→", in: "←" };
 
 export class XRayList {
-  constructor(source, { onPick, decorate, onError }) {
+  constructor(source, { onPick, decorate, onError, onCount }) {
     this.source = source;
     this.onPick = onPick;
+    this.onCount = onCount || (() => {}); // () -> void: `total` (the rows the filter lets through) changed
     this.onError = onError; // (message) -> void: a page the source could not give
     this.decorate = decorate; // (row, node) -> void: highlight, findings, position
     this.query = "";
@@ -61,6 +62,7 @@ export class XRayList {
     if (!r || query !== this.query || session !== this.session) return;
     this.total = r.total;
     this.spacer.style.height = `${this.total * ROW_H}px`;
+    this.onCount();
     if (this.follow) this.el.scrollTop = this.el.scrollHeight;
     this.draw();
   }
@@ -115,6 +117,7 @@ export class XRayList {
     if (r.total !== this.total) {
       this.total = r.total;
       this.spacer.style.height = `${this.total * ROW_H}px`;
+      this.onCount();
     }
     this.draw();
   }

@@ -172,3 +172,188 @@ def test_at_800px_a_diff_shows_its_changed_characters_and_a_terminal_its_command
     ARTIFACTS.mkdir(exist_ok=True)
     narrow.page.locator(c).screenshot(path=str(ARTIFACTS / "v21-diff-800px.png"))
     narrow.page.locator(head).screenshot(path=str(ARTIFACTS / "v21-terminal-head-800px.png"))
+
+
+T = 1_700_000_000.0  # a past state's own "now": long before the test runs
+
+
+def _pending_call(created: float) -> dict:
+    return {
+        "kind": "tool_call",
+        "id": "tc-p",
+        "title": "Read a.py",
+        "fallback_title": "Read",
+        "tool_kind": "read",
+        "display_kind": "read",
+        "status": "pending",
+        "phase": "pending",
+        "locations": [],
+        "items": [],
+        "cancellable": False,
+        "created_at": created,
+        "ended_at": None,
+    }
+
+
+def _past(header: dict, **snap) -> dict:
+    entries = {"tool_call:tc-p": _pending_call(T - 2.1)}
+    body = {
+        "seq": 1,
+        "header": {"title": "s", "run_state": "running", **header},
+        "order": list(entries),
+        "entries": entries,
+        "terminals": {},
+        **snap,
+    }
+    return {"snapshot": body}
+
+
+ELAPSED = "() => document.querySelector('[data-key=\"tool_call:tc-p\"] .acp-elapsed')?.textContent ?? null"
+
+
+def test_a_past_state_has_a_frozen_clock(page):
+    page.load(None, data=_past({"frozen_at": T}))  # a pinned or replayed state
+    assert page.js(ELAPSED) == "2.1s"  # pending up to the state's own time, not up to now
+
+
+def test_a_saved_snapshot_is_frozen_until_the_kernel_speaks(page):
+    page.load(None, data=_past({}, saved_at=T))  # a saved notebook, reopened
+    assert page.js(ELAPSED) == "2.1s"
+    live = _past({"frozen_at": None})["snapshot"]
+    page.patch({**live, "type": "patch", "full": True, "seq": 2})  # the kernel's live answer
+    page.page.wait_for_function(f"() => ({ELAPSED})() !== '2.1s'")
+    assert page.js(ELAPSED).endswith("m")  # live: the time since it started, hours ago
+
+
+BAR = {
+    "position": 75,
+    "total": 75,
+    "playing": False,
+    "speed": "1x",
+    "speeds": ["0.5x", "1x", "2x", "10x", "instant"],
+    "where": "75/75 · 0.10 s",
+}
+CLIPPED_JS = """(sel) => [...document.querySelectorAll(sel)].filter((e) => {
+  const r = e.getBoundingClientRect(), box = e.closest('.acp-replay-bar').getBoundingClientRect();
+  return e.scrollWidth > e.clientWidth + 1 || r.right > box.right + 0.5 || r.width === 0;
+}).map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("width", [800, 420])
+def test_the_replay_bar_is_in_the_views_style_and_never_clipped(browser, server, width):  # noqa: F811
+    p = Page(browser, server, theme="dark", width=width)
+    try:
+        p.js("(t) => harness.loadWidget('replay_bar', t)", BAR)
+        p.page.wait_for_selector(".acp-replay-bar .acp-rb-where")
+        assert p.text(".acp-rb-where") == "75/75 · 0.10 s"
+        assert p.texts(".acp-replay-bar button") == ["‹ back", "Play", "on ›"]
+        assert p.count(".acp-replay-bar .jupyter-button, .acp-replay-bar .widget-button") == 0
+        assert p.js(CLIPPED_JS, ".acp-replay-bar button, .acp-rb-where, .acp-rb-speed-label") == []
+        assert p.js("() => document.querySelector('.acp-rb-forward').disabled")  # at the end
+        p.page.locator(".acp-rb-back").click()
+        p.page.locator(".acp-rb-play").click()
+        p.page.select_option(".acp-rb-speed", "10x")
+        assert p.sent() == [{"type": "step", "by": -1}]
+        assert p.js("() => [harness.model.get('playing'), harness.model.get('speed')]") == [True, "10x"]
+        assert p.text(".acp-rb-play") == "Pause"
+        ARTIFACTS.mkdir(exist_ok=True)
+        p.page.locator(".acp-replay-bar").screenshot(
+            path=str(ARTIFACTS / f"v21-replay-bar-{width}px-dark.png")
+        )
+        p.check_clean()
+    finally:
+        p.ctx.close()
+
+
+def test_plans_are_named_by_their_content(page):
+    page.load()
+    steps = [
+        {"content": "Reproduce the failing test", "status": "completed", "priority": "high"},
+        {"content": "Fix **load_config**", "status": "in_progress", "priority": "high"},
+    ]
+    entries = {
+        "plan:a": {"kind": "plan", "id": "a", "type": "items", "entries": steps},
+        "plan:b": {
+            "kind": "plan",
+            "id": "b",
+            "type": "markdown",
+            "entries": [],
+            "markdown": "## Steps to `fix` it\n\n1. edit",
+        },
+        "plan:c": {
+            "kind": "plan",
+            "id": "c",
+            "type": "file",
+            "entries": [],
+            "uri": "file:///srv/plans/PLAN.md",
+            "path": "/srv/plans/PLAN.md",
+            "rel": None,
+        },
+        "plan:d": {"kind": "plan", "id": "d", "type": "items", "entries": []},
+    }
+    page.patch({"type": "patch", "full": False, "order": list(entries), "entries": entries})
+    page.page.wait_for_selector('[data-key="plan:d"]')
+    names = [page.text(f'[data-key="{key}"] .acp-plan-name') for key in entries]
+    assert names == ["Plan: Fix **load_config**", "Plan: Steps to fix it", "Plan: PLAN.md", "Plan"], names
+
+
+TOML = '[project]\nname = "demo"\n# a comment, not a heading\ndependencies = ["pytest>=8"]\n'
+
+
+def test_a_file_read_shows_in_a_monospace_font_and_a_command_is_stated_once(page):
+    page.load()
+    read = page.entry(
+        "tool_call:tc-read", items=[{"type": "content", "block": {"type": "text", "text": TOML}}]
+    )
+    fenced = page.entry(
+        "tool_call:tc-v1",
+        display_kind="read",
+        diff=None,
+        items=[{"type": "content", "block": {"type": "text", "text": "```toml\nx = 1\n```"}}],
+    )
+    perm = page.entry(
+        "permission:perm-1",
+        subject_type="command",
+        command="pytest -q",
+        cwd="/home/user/project",
+        tool_call_id=None,
+        card=None,
+        description="The agent wants to run `pytest -q` in /home/user/project.",
+    )
+    other = {
+        **perm,
+        "key": "perm-9",
+        "description": "Runs `pytest -q` in /home/user/project: it deletes the "
+        "cache first and needs the network for the fixtures it downloads from the mirror.",
+    }
+    page.patch(
+        {
+            "type": "patch",
+            "full": False,
+            "order": ["permission:perm-9"],
+            "entries": {
+                "tool_call:tc-read": read,
+                "tool_call:tc-v1": fenced,
+                "permission:perm-1": perm,
+                "permission:perm-9": other,
+            },
+        }
+    )
+    pre = f"{page.card('tc-read')} .acp-item-content pre.acp-read-text"
+    page.page.wait_for_selector(pre)
+    assert page.js("(s) => document.querySelector(s).textContent", pre) == TOML
+    font = page.js("(s) => getComputedStyle(document.querySelector(s)).fontFamily", pre)
+    assert "mono" in font.lower() or "consolas" in font.lower() or "menlo" in font.lower(), font
+    assert page.count(f"{page.card('tc-read')} h1") == 0
+    assert page.count(f"{page.card('tc-v1')} .acp-read-text") == 0  # the agent's own fences: markdown
+    assert page.count(f"{page.card('tc-v1')} pre code") == 1
+    once = '[data-key="permission:perm-1"]'
+    page.page.wait_for_selector(f"{once} .acp-perm-command")
+    said = page.text(once)
+    assert said.count("pytest -q") == 1 and said.count("/home/user/project") == 1, said
+    assert page.count(f"{once} .acp-perm-desc") == 0
+    assert page.js("(s) => document.querySelector(s).title", f"{once} .acp-perm-command").startswith(
+        "The agent"
+    )
+    more = '[data-key="permission:perm-9"]'
+    assert page.count(f"{more} .acp-perm-desc") == 1  # it says more than the command: kept
