@@ -194,7 +194,7 @@ class Agent:
             text["name"], text["title"], text["version"], version, getattr(self.process, "pid", None),
             self.closed, self.returncode, tuple(self.stderr_tail(50)),
             tuple(self.side.stdout_lines), self.stdout_partial, self.side.stderr_count,
-            self.auth_status.to_dict() if self.auth_status is not None else None,
+            self.auth_status.to_dict() if self.auth_status is not None else None, self._closing,
         )  # fmt: skip
 
     # -- request-scoped elicitations ------------------------------------------------------------

@@ -270,6 +270,7 @@ class Session:
     def _agent_exited(self, error: AgentExited, expected: bool) -> None:
         """The agent is gone: everything it left open ends (``exit_cleanup``); terminals released."""
         settle_exit(self.state, self._permissions, self._elicitations, self._runner, error, expected)
+        self.state.agent_ended()  # the headers say "agent stopped" / "agent exited" now
         self._spawn(self._release())
 
     # -- turns ----------------------------------------------------------------------------------

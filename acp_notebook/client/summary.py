@@ -22,6 +22,7 @@ class AgentSummary:
     stdout_partial: str | None = None  # a last line without a newline, after a quiet time
     stderr_count: int = 0  # stderr lines seen in all: ``stderr`` holds the last of them
     auth: dict[str, Any] | None = None  # the login status it reported: {"kind", "label"}, no identity
+    stopped: bool = False  # closed by the client (``agent.close()``, ``%acp stop``), not died
 
 
 @dataclass(frozen=True, slots=True)

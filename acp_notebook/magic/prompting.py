@@ -20,6 +20,7 @@ from ..client.errors import AcpError, AuthRequired
 from ..client.session import Session
 from . import report, waiting
 from .errors import MagicError
+from .wait_line import waiting_line
 
 QUEUED = "(queued: this turn starts when the running one ends)"
 
@@ -31,6 +32,7 @@ class CellTurn:
         self.session, self.title = session, title
         self.view: Any = None
         self.handle: Any = None
+        self.begun = False  # the turn left the queue
 
     def show(self, queued: bool) -> None:
         """Display the view now, or a placeholder that the view replaces when the turn starts."""
@@ -41,24 +43,29 @@ class CellTurn:
             display(self.view)
 
     def started(self) -> None:
-        """The turn left the queue: build its view from here on."""
+        """The turn left the queue: build its view from here on; the next prompt's turn is its."""
+        self.begun = True
         if self.view is None:
             self.view = self._make()
             if self.handle is not None:
                 self.handle.update(self.view)
         else:  # shown at once: the number is sure only now (a turn sent from code may have come first)
             self.view.anchor = self._anchor()
+        if self.view.turn_scope is not None:  # an agent's own turn may still come first
+            self.view.turn_scope.expect_next()
 
     def ended(self) -> None:
         """The turn ended: the view keeps updating its items but shows no new ones."""
         if self.view is not None:
             self.view.stop_following()
+            if self.view.turn_scope is not None:
+                self.view.turn_scope.over()
 
     def _make(self) -> Any:
         from ..widgets import SessionView
 
-        since = len(self.session.state.timeline)
-        return SessionView(self.session, since=since, title=self.title, anchor=self._anchor())
+        since, number = len(self.session.state.timeline), len(self.session.turns) + 1
+        return SessionView(self.session, since=since, title=self.title, anchor=self._anchor(), turn=number)
 
     def _anchor(self) -> str:
         """The anchor of the turn about to start (the start cell's header lines link to it)."""
@@ -96,10 +103,11 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
     if not args.wait:
         return
     try:
-        if blocking:
-            reason = await session.wait_blocking(task, policy)
-        else:
-            reason = await waiting.wait_turn(session, task, args.name, args.timeout)
+        with waiting_line(session, args.name, lambda: turn.begun):  # JupyterLab may show "Idle"
+            if blocking:
+                reason = await session.wait_blocking(task, policy)
+            else:
+                reason = await waiting.wait_turn(session, task, args.name, args.timeout)
     except AuthRequired as exc:
         lines = report.auth_lines(exc.methods, args.name)
         raise MagicError(

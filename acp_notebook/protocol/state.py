@@ -67,6 +67,7 @@ class SessionState:
         self.permission_times: dict[str, tuple[float, float | None]] = {}  # key -> (asked, answered)
         self.elicitations: dict[str, Elicitation] = {}  # the agent's questions (form / URL), by key
         self.elicitation_times: dict[str, tuple[float, float | None]] = {}  # key -> (asked, answered)
+        self.turn_times: dict[int, tuple[float, float | None]] = {}  # turn number -> (started, ended)
         self.timeline: list[tuple[str, Any]] = []
         self.file_writes: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
@@ -304,8 +305,17 @@ class SessionState:
 
     def turn_changed(self, number: int, fields: tuple[str, ...] = (), created: bool = False) -> None:
         """Tell observers that turn ``number`` (from 1; the turns are the session's) started
-        (``created``), ended (``ended``) or learnt where it came from (``origin_kind``)."""
+        (``created``), ended (``ended``) or learnt where it came from (``origin_kind``); the times
+        it started and ended are kept in ``turn_times`` (the state's clock)."""
+        if created:
+            self.turn_times[number] = (self._clock(), None)
+        elif "ended" in fields and self.turn_times.get(number, (0.0, 0.0))[1] is None:
+            self.turn_times[number] = (self.turn_times[number][0], self._clock())
         self._changed("turn", str(number), fields, created)
+
+    def agent_ended(self) -> None:
+        """Tell observers that the agent process ended (closed or exited): views say so at once."""
+        self._changed("session", "agent", ("closed",))
 
     def set_auth_status(self, status: AuthStatus) -> None:
         """Record the agent's authentication status (agent-wide; the client tells every session)."""

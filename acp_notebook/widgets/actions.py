@@ -68,7 +68,7 @@ class Actions:
         self.state.elicitation_changed(found, ("dismissed",))
         return True
 
-    def cancel_turn(self) -> None:
+    def cancel_turn(self, turn: Any = None) -> None:
         """Stop the current turn (no-op without a session)."""
 
     def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
@@ -108,9 +108,14 @@ class SessionActions(Actions):
         """A waiting URL card closed by the user: the session's desk."""
         return bool(self.session.dismiss_elicitation(key))
 
-    def cancel_turn(self) -> None:
-        """Cancel the session's current turn."""
-        self._spawn(self.session.cancel)
+    def cancel_turn(self, turn: Any = None) -> None:
+        """Cancel the session's current turn (``turn``: only while that turn is the current one and runs)."""
+
+        async def cancel() -> None:
+            if turn is None or (self.session.turn is turn and not turn.ended):
+                await self.session.cancel()
+
+        self._spawn(cancel)
 
     def cancel_tool_call(self, tool_call_id: str, session_id: str | None = None) -> None:
         """Ask the agent to cancel one tool call (of subagent ``session_id`` when given)."""

@@ -64,7 +64,8 @@ class AgentTurnViews:
         since = getattr(turn, "timeline_start", None)
         since = since if isinstance(since, int) else len(self.session.state.timeline)
         title, anchor = agent_turn_title(self.name, turn), anchor_of(self.session, number)
-        view = self.views[number] = self._make(self.session, since=since, title=title, anchor=anchor)
+        view = self._make(self.session, since=since, title=title, anchor=anchor, turn=number)
+        self.views[number] = view
         self.box.children = (*self.box.children, view)
         if len(self.views) == 1 and self._on_first is not None:
             self._on_first(self.box)  # the place shows the box from now on

@@ -40,6 +40,8 @@ class Page(Protocol):
 
     def terminal_target(self, view_id: Any) -> tuple[str, str | None]: ...
 
+    def cancel_turn(self, number: Any = None) -> None: ...
+
 
 Handler = Callable[[Page, dict[str, Any]], None]
 
@@ -131,7 +133,7 @@ ANYTIME: dict[str, Handler] = {  # answered even by a replay or a pinned past st
 }
 LIVE: dict[str, Handler] = {  # clicks and keys: dropped while the view is read-only
     "select": lambda view, content: view.actions.select(str(content.get("key")), str(content.get("option"))),
-    "cancel_turn": lambda view, _: view.actions.cancel_turn(),
+    "cancel_turn": lambda view, content: view.cancel_turn(content.get("turn")),
     "cancel_tool_call": lambda view, content: _cancel(
         view.actions.cancel_tool_call, str(content.get("id")), content.get("session")
     ),

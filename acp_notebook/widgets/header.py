@@ -33,7 +33,7 @@ def header(
     agent = session.agent if session is not None else None
     return {
         "title": title or state.session_info.get("title") or "ACP session",
-        "agent": _agent_info(agent) if agent is not None else None,
+        "agent": agent_info(agent) if agent is not None else None,
         "session_id": session.session_id if session is not None else None,
         "cwd": session.cwd if session is not None else None,
         "run_state": state.run_state,
@@ -57,6 +57,7 @@ def header(
         "waiting": [dict(w) for w in waiting],
         "closed": agent.closed if agent is not None else False,
         "exit_code": agent.exit_code if agent is not None else None,
+        "stopped": agent.stopped if agent is not None else False,
         "can_cancel": session is not None,
         "interactive_terminals": [str(t) for t in interactive_terminals],
         "frozen_at": frozen_at,
@@ -98,7 +99,8 @@ def _auth(agent: AgentSummary | None, state: SessionState) -> dict[str, Any] | N
     return state.auth_status.to_dict() if state.auth_status is not None else None
 
 
-def _agent_info(agent: AgentSummary) -> dict[str, Any]:
+def agent_info(agent: AgentSummary) -> dict[str, Any]:
+    """Who the agent is: name, title, version, protocol version."""
     return {"name": agent.name, "title": agent.title, "version": agent.version, "protocol": agent.protocol}
 
 

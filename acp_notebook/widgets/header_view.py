@@ -39,10 +39,19 @@ _TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 def anchor_of(session: Any, number: int) -> str:
     """The anchor of turn ``number``: ``"<session_id>/<token>#<number>"`` (one token per session)."""
+    return f"{session.session_id}/{_token(session)}#{number}"
+
+
+def header_anchor_of(session: Any) -> str:
+    """The anchor of the session's header view (the start cell): ``"<session_id>/<token>#header"``."""
+    return f"{session.session_id}/{_token(session)}#header"
+
+
+def _token(session: Any) -> str:
     token = _TOKENS.get(session)
     if token is None:
         token = _TOKENS[session] = secrets.token_hex(4)
-    return f"{session.session_id}/{token}#{number}"
+    return token
 
 
 def first_line(text: str, width: int = PROMPT_CHARS) -> str:
@@ -68,6 +77,7 @@ class SessionHeaderView(anywidget.AnyWidget):
     runtime = traitlets.Instance(Runtime).tag(sync=True, **widget_serialization)
     kind = traitlets.Unicode("header").tag(sync=True)
     snapshot = traitlets.Dict().tag(sync=True)
+    anchor = traitlets.Unicode("").tag(sync=True)  # the page's data-acp-anchor: turn views link here
 
     def __init__(
         self,
@@ -78,7 +88,7 @@ class SessionHeaderView(anywidget.AnyWidget):
         scheduler: Scheduler | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(runtime=get_runtime())
+        super().__init__(runtime=get_runtime(), anchor=header_anchor_of(session))
         frontend.mark_shown()
         self.session, self.state, self.title, self.hint = session, session.state, title, hint
         self.actions = actions_for(session, self.state)

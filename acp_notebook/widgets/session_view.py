@@ -25,6 +25,7 @@ from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
 from .extensions import ViewFeature
 from .header import header, state_time
+from .header_view import anchor_of
 from .message_parts import BoundedSender
 from .on_loop import on_loop
 from .runtime import Runtime, get_runtime, static_file
@@ -33,6 +34,7 @@ from .snapshot import SAVED_TERMINAL_BYTES
 from .snapshot_pages import SavedSnapshot, SnapshotPage
 from .subtree import ViewTree
 from .terminal_moves import terminal_moves
+from .turn_scope import scoped
 from .view_items import ViewItems
 
 
@@ -58,6 +60,7 @@ class SessionView(anywidget.AnyWidget):
         root: str | None = None,
         xray: Any = False,
         anchor: str = "",
+        turn: int | None = None,
         past: bool = False,
     ) -> None:
         super().__init__(runtime=get_runtime(), anchor=anchor)
@@ -79,6 +82,7 @@ class SessionView(anywidget.AnyWidget):
         mark = lambda: self.scheduler.mark(self)  # noqa: E731
         self.items = ViewItems(ViewTree(self.state, self.session), since, self._saved.touch, mark)
         self._sent_header: dict[str, Any] | None = None  # the header the page has (None: send it)
+        self.turn_scope = scoped(self.session, turn, on_change=mark, on_bound=self._bound)
         self._attach_features(xray)
         self.on_msg(on_loop(self._handle_browser_msg))
         self.flush_snapshot()
@@ -223,12 +227,25 @@ class SessionView(anywidget.AnyWidget):
         return tree_entries.build(self.tree, *self.items.keys[view_key], self.root)
 
     def _header(self) -> dict[str, Any]:
+        waiting = tree_entries.waiting_list(self.tree)
+        if self.turn_scope is not None:  # a view of one turn: that turn's own header
+            return self.turn_scope.header(self.title, self.actions.interactive_terminals(), waiting)
         summarize = getattr(self.session, "summary", None)  # a Subagent has none
         summary = summarize() if callable(summarize) else None
-        waiting = tree_entries.waiting_list(self.tree)
         frozen_at = state_time(self.state) if self.past or self.read_only else None  # a past state
         terminals = self.actions.interactive_terminals()
         return header(self.state, summary, self.title, terminals, waiting, frozen_at)
+
+    def _bound(self, number: int) -> None:
+        """The view's turn started as turn ``number``: the start cell's line for it points here."""
+        self.anchor = anchor_of(self.session, number)
+
+    def cancel_turn(self, number: Any = None) -> None:
+        """The Stop of the page: a view of one turn cancels only that turn, and only while it runs."""
+        if self.turn_scope is None:
+            self.actions.cancel_turn()
+        elif self.turn_scope.cancels(number):
+            self.actions.cancel_turn(self.turn_scope.turn())
 
     # -- from the browser ---------------------------------------------------------------------------
     def _handle_browser_msg(self, content: Any) -> None:
@@ -242,6 +259,8 @@ class SessionView(anywidget.AnyWidget):
     def close(self) -> None:
         """Stop observing the state and close the widget."""
         self.detach()
+        if self.turn_scope is not None:
+            self.turn_scope.close()
         self.scheduler.forget(self)
         for feature in self._attached:
             feature.close()

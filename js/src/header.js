@@ -6,7 +6,7 @@ import { fmtCount, h, prettyJson, text } from "./util.js";
 const TITLE_CHARS = 300; // a longer title is cut, with a button that shows it all
 
 /** The session title: cut when very long (an agent may set anything), whole on demand. */
-function headerTitle(full, ctx) {
+export function headerTitle(full, ctx) {
   if (full.length <= TITLE_CHARS || ctx.ui.open.has("hdr:title")) return h("span", { class: "acp-header-title" }, full);
   const span = h("span", { class: "acp-header-title acp-title-cut" }, full.slice(0, TITLE_CHARS));
   const more = h("button", { class: "acp-btn acp-btn-link acp-title-more", type: "button" }, `… show all (${fmtCount(full.length)} characters)`);
@@ -55,10 +55,7 @@ function authLabel(auth) {
 
 function runState(hdr) {
   const state = text(hdr.run_state) || (hdr.running ? "running" : "idle");
-  if (hdr.closed) {
-    const code = hdr.exit_code != null ? ` (exit ${text(hdr.exit_code)})` : "";
-    return h("span", { class: "acp-badge acp-state-closed" }, `agent exited${code}`);
-  }
+  if (hdr.closed) return closedBadge(hdr);
   if (state === "running") return h("span", { class: "acp-badge acp-state-running" }, h("span", { class: "acp-spinner" }), "running");
   if (state === "requires_action") {
     const n = hdr.pending_permissions ? ` · ${text(hdr.pending_permissions)} pending` : "";
@@ -67,6 +64,13 @@ function runState(hdr) {
   const reason = state === "idle" && hdr.stop_reason ? ` · ${text(hdr.stop_reason).replace(/_/g, " ")}` : "";
   const cls = state === "idle" ? (hdr.stop_error != null ? "acp-state-error" : "acp-state-idle") : "acp-state-other";
   return h("span", { class: `acp-badge ${cls}` }, `${state.replace(/^([a-z]+)_/, "$1 ")}${reason}`);
+}
+
+/** "agent stopped" (closed by the client: `%acp stop`), else "agent exited (exit N)". */
+export function closedBadge(hdr) {
+  if (hdr.stopped) return h("span", { class: "acp-badge acp-state-stopped" }, "agent stopped");
+  const code = hdr.exit_code != null ? ` (exit ${text(hdr.exit_code)})` : "";
+  return h("span", { class: "acp-badge acp-state-closed" }, `agent exited${code}`);
 }
 
 function modeLabel(mode) {
@@ -102,7 +106,7 @@ function stopButton(hdr, ctx) {
 }
 
 /** "waiting for you: ‹subagent› — ‹request›, …": the subagents' pending requests (as text). */
-function waitingLine(waiting) {
+export function waitingLine(waiting) {
   const list = Array.isArray(waiting) ? waiting.filter((w) => w && typeof w === "object") : [];
   if (!list.length) return null;
   const items = list.slice(0, 3).map((w, i) => h("span", { class: "acp-waiting-item" }, i ? ", " : "",
@@ -111,7 +115,7 @@ function waitingLine(waiting) {
   return h("div", { class: "acp-header-waiting" }, icon("warn"), h("span", null, "waiting for you: ", items, more));
 }
 
-function errorBlock(err) {
+export function errorBlock(err) {
   const msg = err && typeof err === "object" && typeof err.message === "string" ? err.message : text(err);
   const el = h("div", { class: "acp-header-error" }, icon("warn"), h("span", null, msg));
   if (err && typeof err === "object") el.append(h("details", { class: "acp-json" }, h("summary", null, "details"), h("pre", { class: "acp-pre", text: prettyJson(err) })));

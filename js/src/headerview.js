@@ -96,10 +96,10 @@ class HeaderView {
       meta.append(" · ", clock);
       this.ticker.add(clock, line.started);
     }
+    const prompt = h("span", { class: "acp-turn-prompt" }, promptText(line));
+    prompt.title = prompt.textContent; // elided in a narrow header: whole in the tooltip
     const go = h("button", { class: "acp-btn acp-btn-link acp-turn-go", type: "button", title: "Scroll to this turn's cell" },
-      h("span", { class: "acp-turn-n" }, `#${text(line.n)}`),
-      h("span", { class: "acp-turn-prompt" }, promptText(line)),
-      stateBadge(line), meta);
+      h("span", { class: "acp-turn-n" }, `#${text(line.n)}`), prompt, stateBadge(line), meta);
     const note = h("span", { class: "acp-turn-note acp-muted", role: "status" });
     go.addEventListener("click", () => this.goTo(text(line.anchor), go, note));
     return h("li", { class: "acp-turn-line", dataset: { turn: String(line.n), state: text(line.state), anchor: text(line.anchor), origin: text(line.origin) || "user" } }, go, note);

@@ -5,6 +5,7 @@
 // extension has any of `onPatch(p, fromSnapshot)`, `onMessage(msg)` (true: it was its own),
 // `start(doc)` and `dispose()`.
 import { Channel } from "./channel.js";
+import { findAnchor } from "./headerview.js";
 import { EntryList } from "./entrylist.js";
 import { InteractiveTerminals } from "./interactive.js";
 import { PageReader, isPaged } from "./pages.js";
@@ -51,6 +52,7 @@ class View {
       isLab: () => (lab ??= isLab(this.el.ownerDocument || document)),
       observeTerminal: (v) => this.observers.observe(v), unobserveTerminal: (v) => this.observers.unobserve(v),
       fetchEntry: (key) => send({ type: "entry_full", key }), // "show all" of a cut entry
+      findAnchor, // a turn header's link to the start cell's header
     };
   }
 

@@ -130,7 +130,7 @@ export class XRayList {
       { class: `acp-xray-row acp-xray-${r.dir === "out" ? "out" : "in"} acp-xray-k-${safe(r.kind)}`, dataset: { index: String(r.i) }, role: "option" },
       h("span", { class: "acp-xray-i" }, `#${r.i}`),
       h("span", { class: "acp-xray-dir", title: r.dir === "out" ? "client → agent" : "agent → client" }, ARROW[r.dir] || "·"),
-      tag != null ? h("span", { class: "acp-xray-sess", title: `session ${text(r.session ?? "(none)")}` }, tag) : null,
+      tag != null ? h("span", { class: "acp-xray-sess", title: `${text(tag)} (session ${text(r.session ?? "(none)")})` }, tag) : null, // elided: whole in the tooltip
       h("span", { class: "acp-xray-label", title: label }, label),
       r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${text(r.id)}`) : null,
       r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,
