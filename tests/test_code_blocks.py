@@ -128,13 +128,13 @@ def run(ip, code: str, capsys, ok: bool = True) -> str:
 def test_cell_puts_the_block_into_the_next_input(ip, capsys):
     ip.rl_next_input = None
     out = run(ip, "%acp start --name cb --no-view", capsys)
-    assert "is `cb`" in out
+    assert "is cb" in out
     session = ip.user_ns["cb"]
     run(ip, "%%acp --name cb --wait\necho this:\n```python\nprint('one')\n```\nand\n~~~sh\nls\n~~~", capsys)
     assert [(b.language, b.code) for b in session.code_blocks()] == [("python", "print('one')"), ("sh", "ls")]
     out = run(ip, "%acp cell --name cb", capsys)
     assert ip.rl_next_input == "ls"
-    assert "`cb`: code block 2 of agent message 1 (sh) is in the next cell." in out
+    assert "cb: code block 2 of agent message 1 (sh) is in the next cell." in out
     run(ip, "%acp cell 1 --message 1 --name cb", capsys)
     assert ip.rl_next_input == "print('one')"
     out = run(ip, "%acp cell --list --name cb", capsys)
@@ -148,10 +148,10 @@ def test_cell_says_clearly_when_there_is_no_such_block(ip, capsys):
     ip.rl_next_input = None
     run(ip, "%acp start --name cb2 --no-view", capsys)
     out = run(ip, "%acp cell --name cb2", capsys, ok=False)
-    assert "`cb2`: the agent has not written any message yet" in out
+    assert "cb2: the agent has not written any message yet" in out
     run(ip, "%%acp --name cb2 --wait\necho plain words", capsys)
     out = run(ip, "%acp cell 4 --name cb2", capsys, ok=False)
-    assert "`cb2`: none of the agent's 1 message(s) has a code block" in out
+    assert "cb2: none of the agent's 1 message(s) has a code block" in out
     out = run(ip, "%acp cell --message 9 --name cb2", capsys, ok=False)
     assert "no agent message 9: there is 1" in out
     out = run(ip, "%acp cell x --name cb2", capsys, ok=False)

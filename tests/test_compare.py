@@ -286,7 +286,7 @@ def test_the_agents_option_compares_in_a_grid(ip, capsys, tmp_path, monkeypatch)
     assert result.success, result.error_in_exec
     comparison = ip.user_ns["race"]
     assert isinstance(comparison, acp_notebook.Comparison) and comparison.labels == ["demo", "demo-2"]
-    assert f"Comparing demo, demo-2 in copies of {source}; this is `race`" in out
+    assert f"Comparing demo, demo-2 in copies of {source}; this is race" in out
     assert "turns ended: demo (end_turn), demo-2 (end_turn)" in out
     (grid,) = shown
     assert type(grid).__name__ == "CompareView" and list(grid.views) == ["demo", "demo-2"]
@@ -295,7 +295,7 @@ def test_the_agents_option_compares_in_a_grid(ip, capsys, tmp_path, monkeypatch)
     assert all("data-state='finished'" in h and "end_turn" in h for h in headers), headers
     result = ip.run_cell(f"%%acp --agents demo --cwd {source} --name race\necho again")
     assert result.success and comparison.closed, "running the cell again closes the comparison the name held"
-    assert "Closed the previous comparison `race`." in capsys.readouterr().out
+    assert "Closed the previous comparison race." in capsys.readouterr().out
     ip.run_cell("await race.close()")
     result = ip.run_cell("%%acp --agents , \necho x")
     assert not result.success

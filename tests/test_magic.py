@@ -83,7 +83,7 @@ def cell(ip, code: str, capsys=None, ok: bool = True):
 
 def start(ip, capsys, name: str = "acp", args: str = ""):
     _, out, _ = cell(ip, f"%acp start --name {name} {args}", capsys)
-    assert f"is `{name}`" in out
+    assert f"is {name}" in out
     return ip.user_ns[name]
 
 
@@ -140,7 +140,7 @@ def test_a_cell_prompts_in_the_background_and_wait_waits(ip, capsys, displayed):
     (view,) = displayed.views()
     assert session.busy and view.following
     _, out, _ = cell(ip, "%acp wait", capsys)
-    assert "`acp`: idle (end_turn)" in out
+    assert "acp: idle (end_turn)" in out
     assert not view.following, "the turn's view stops following when the turn ends"
     assert {k.split(":")[0] for k in view.entry_keys} >= {"message", "tool_call", "permission"}
     assert len(session.state.tool_calls) == 7
@@ -150,7 +150,7 @@ def test_wait_flag_returns_at_the_end_of_the_turn(ip, capsys, displayed):
     session = start(ip, capsys, args="--no-view")
     session.permission_handler = lambda request: "reject-once"
     _, out, _ = cell(ip, "%%acp --wait --title mine\nFix the failing test", capsys)
-    assert out.strip() == "`acp`: turn ended (end_turn)"
+    assert out.strip() == "acp: turn ended (end_turn)"
     assert displayed.views()[0].title == "mine"
     assert session.state.tool_calls["call_edit"].status == "failed"
 
@@ -169,7 +169,7 @@ def test_prompts_sent_during_a_turn_are_queued(ip, capsys, displayed):
     session = start(ip, capsys, args=f"--no-view {DEMO} --scenario echo")
     cell(ip, "%%acp\none", capsys)
     _, out, _ = cell(ip, "%%acp\ntwo", capsys)
-    assert "`acp` is busy: this prompt is queued" in out
+    assert "acp is busy: this prompt is queued" in out
     assert len(displayed.views()) == 1, "the queued turn shows a placeholder until it starts"
     _, out, _ = cell(ip, "%acp status", capsys)
     assert "1 queued" in out
@@ -183,7 +183,7 @@ def test_wait_background_waits_for_the_turns_and_the_background_work(ip, capsys,
     session = start(ip, capsys, args=f"--no-view {DEMO} --scenario echo")
     cell(ip, "%%acp\none", capsys)
     _, out, _ = cell(ip, "%acp wait --background --timeout 10", capsys)
-    assert "`acp`: idle (end_turn)" in out and not session.busy and not session.state.background
+    assert "acp: idle (end_turn)" in out and not session.busy and not session.state.background
 
 
 def test_cancel_stops_the_running_turn_and_drops_queued_ones(ip, capsys, displayed):
@@ -222,7 +222,7 @@ def test_plain_magic_calls_block_and_work(ip, capsys):
 def test_new_list_sessions_and_stop(ip, capsys):
     first = start(ip, capsys, "a1", "--no-view")
     _, out, _ = cell(ip, "%acp new --on a1 --name b1", capsys)
-    assert "is `b1`" in out and acp_notebook.agent_of(ip.user_ns["b1"]) is acp_notebook.agent_of(first)
+    assert "is b1" in out and acp_notebook.agent_of(ip.user_ns["b1"]) is acp_notebook.agent_of(first)
     _, out, _ = cell(ip, "%acp sessions", capsys)
     assert "a1: sess_demo_1" in out and "b1: sess_demo_2" in out
     _, out, _ = cell(ip, "%acp list", capsys)
@@ -438,7 +438,7 @@ def test_start_needing_a_login_lists_methods_then_login_opens_the_session(ip, ca
     _, out, _ = cell(ip, "%acp login --name au", capsys)
     assert "key  API key" in out
     _, out, _ = cell(ip, "%acp login oauth --name au", capsys)
-    assert "Logged in" in out and "session s9 is `au`" in out
+    assert "Logged in" in out and "session s9 is au" in out
     assert ip.user_ns["au"].session_id == "s9"
     _, out, _ = cell(ip, "%acp logout --name au", capsys)
     assert "Logged out" in out

@@ -58,7 +58,7 @@ def test_elicitations_names_an_answer_for_this_turn(ip, capsys, tmp_path, name):
     session = start(ip, capsys, args=f"--no-view {peer.command_line}")
     session.elicitation_handler = mine = lambda e: None
     _, out, _ = cell(ip, f"%%acp --wait --elicitations {name}\nAsk me", capsys)
-    assert out.strip().endswith("`acp`: turn ended (end_turn)")
+    assert out.strip().endswith("acp: turn ended (end_turn)")
     assert answer(peer)["result"] == {"action": name}
     assert [(e.kind, e.who, e.outcome) for e in session.permission_log] == [("elicitation", "policy", name)]
     assert session.elicitation_handler is mine, "the policy held for that turn only"
@@ -78,7 +78,7 @@ def test_a_timed_out_headless_wait_describes_then_cancels_the_elicitation(ip, ca
     assert notice.startswith("acp: waiting for an answer to elic_1 'Your name?': a form (fields: name*)")
     assert "acp.pending_elicitations[0].accept({...}), .decline() or .cancel()" in notice
     assert out.count("waiting for an answer to elic_1") == 1, "one line per elicitation"
-    assert "  pending: elic_1 'Your name?'" in err and "1 pending elicitation(s) answered `cancel`" in err
+    assert "  pending: elic_1 'Your name?'" in err and "1 pending elicitation(s) answered cancel" in err
     assert answer(peer)["result"] == {"action": "cancel"}
     assert [(e.who, e.outcome) for e in session.permission_log] == [("timeout", "cancel")]
 

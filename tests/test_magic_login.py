@@ -70,7 +70,7 @@ def test_terminal_login_then_the_waiting_start_opens_its_session(ip, capsys, tmp
     result, out = run(ip, "%acp login tui --name lg", capsys)
     assert result.success, out
     assert "Logged in with 'Log in here' (the login terminal exited 0)" in out
-    assert "session s1 is `lg`" in out
+    assert "session s1 is lg" in out
     (view,) = [o for o in person.shown if type(o).__name__ == "SessionView"]
     assert view.state.tool_calls["login"].status == "completed"
 
@@ -125,5 +125,5 @@ def test_an_agent_that_reads_credentials_at_start_is_restarted_after_the_login(
     first = ip.user_ns.get("lr")
     result, out = run(ip, "%acp login tui --name lr", capsys)
     assert result.success, out
-    assert "restarting it so that it reads the new credentials" in out and "session s1 is `lr`" in out
+    assert "restarting it so that it reads the new credentials" in out and "session s1 is lr" in out
     assert first is None and ip.user_ns["lr"].session_id == "s1"

@@ -18,7 +18,7 @@ def test_an_interrupt_cancels_a_turn_while_the_notebook_server_runs(kernel):  # 
     )
     kernel.ok(setup + "\nsigint = signal.getsignal(signal.SIGINT)")
     run = kernel.ok(f"%acp start --share df --run-code {{sys.executable}} -m {DEMO} --mcp --speed 0")
-    assert "is `acp`" in run.stdout and len(run.widgets) == 1
+    assert "is acp" in run.stdout and len(run.widgets) == 1
     (view,) = kernel.ok("%acp view").widgets  # the whole session (the start cell shows its header)
     assert kernel.value("acp.notebook.entry['type']") == "http"
     assert kernel.value("signal.getsignal(signal.SIGINT) is sigint") is True  # the kernel keeps SIGINT
@@ -40,6 +40,6 @@ def test_an_interrupt_cancels_a_turn_while_the_notebook_server_runs(kernel):  # 
     ]
     assert kernel.value("means.to_dict()") == {"a": 2.0, "b": 4.0}  # it ran in the user's namespace
     shared = kernel.ok("%acp share")
-    assert shared.stdout.strip() == "`acp` shares: df (run_code on)"
+    assert shared.stdout.strip() == "acp shares: df (run_code on)"
     kernel.ok("%acp share --stop df")
     assert kernel.value("list(acp.notebook.share.objects)") == []

@@ -77,14 +77,14 @@ def test_quickstart(tmp_path, monkeypatch):
     cells = run("quickstart.ipynb", tmp_path, monkeypatch)
     assert [c for c in cells if c["errors"]] == []
     started = cell_of(cells, "%acp start")
-    assert re.search(r"Started ACP Notebook demo agent .* session sess_demo_1 is `acp`", started["stdout"])
+    assert re.search(r"Started ACP Notebook demo agent .* session sess_demo_1 is acp", started["stdout"])
     assert started["widgets"] == 1
     policy = cell_of(cells, "from acp_notebook.policies import")["stdout"]
     assert policy.strip() == (
         "headless runs answer with when_headless(allow(kinds=['edit']) | allow(commands=['pytest']))"
     )
     turn = cell_of(cells, "%%acp --wait")
-    assert turn["stdout"].strip() == "`acp`: turn ended (end_turn)" and turn["widgets"] == 1
+    assert turn["stdout"].strip() == "acp: turn ended (end_turn)" and turn["widgets"] == 1
     table = cell_of(cells, "for tc in")["stdout"]
     rows = [line.split()[:3] for line in table.splitlines()]
     assert rows[0] == ["call_read", "read", "completed"] and len(rows) == 7
@@ -97,7 +97,7 @@ def test_quickstart(tmp_path, monkeypatch):
     assert term[1].startswith("first bytes: b'\\x1b[1m") and term[2].startswith("3 passed")
     assert cell_of(cells, "%%acp\n")["widgets"] == 1
     assert "sessions:\n  acp: sess_demo_1" in cell_of(cells, "%acp status")["stdout"]
-    assert "`acp`: idle (end_turn)" in cell_of(cells, "%acp wait")["stdout"]
+    assert "acp: idle (end_turn)" in cell_of(cells, "%acp wait")["stdout"]
     assert cell_of(cells, "print(acp.turns")["stdout"].startswith("end_turn - Done.")
     assert "exit code 0" in cell_of(cells, "%acp stop")["stdout"]
     pid = int(re.search(r"pid (\d+)", started["stdout"]).group(1))
@@ -131,7 +131,7 @@ def test_protocol_tour(tmp_path, monkeypatch):
 def test_inspect_tool_results(tmp_path, monkeypatch):
     cells = run("inspect-tool-results.ipynb", tmp_path, monkeypatch)
     assert [c for c in cells if c["errors"]] == []
-    assert "`acp`: turn ended (end_turn)" in cell_of(cells, "%%acp --wait")["stdout"]
+    assert "acp: turn ended (end_turn)" in cell_of(cells, "%%acp --wait")["stdout"]
     assert cell_of(cells, "from collections")["stdout"].split() == ["completed", "6", "failed", "1"]
     assert cell_of(cells, "rows = ")["stdout"].startswith("7 tool calls; all finished: True")
     table = cell_of(cells, "calls = acp.state.frame")["stdout"].splitlines()

@@ -100,15 +100,18 @@ def test_the_view_follows_the_replay(demo: Replay) -> None:
     view = demo.view()
     first = view.session_view
     assert first is not None and first.state is demo.state
-    view.slider.value = 20
+    view.bar.position = 20  # as the page's slider sets it
     assert demo.position == 20 and view.session_view.state is demo.state and view.session_view is first
     assert view.session_view.entry_keys == list(timeline_items(demo.state)[0])  # the whole state at 20
     demo.seek(5)  # a seek from code moves the slider too
-    assert view.slider.value == 5 and view.session_view.state is demo.state
+    assert view.bar.position == 5 and view.session_view.state is demo.state
+    assert view.bar.where == f"5/{len(demo)} · {demo.time_at(5):.2f} s"
     assert view.session_view.entry_keys == list(timeline_items(demo.state)[0])  # fewer: rebuilt at 5
-    view.forward.click()
+    view.bar._handle({"type": "step", "by": 1})  # the page's "on ›"
     assert demo.position == 6
-    view.back.click()
+    view.bar._handle({"type": "step", "by": -1})
+    assert demo.position == 5
+    view.bar._handle({"type": "step", "by": "x"})  # not a step: ignored
     assert demo.position == 5
     view.close()
     assert view._before not in demo.before_seek

@@ -242,7 +242,7 @@ def test_a_wait_cell_shows_the_waiting_line_then_the_result(ip, capsys, displaye
 
     session.permission_handler = answer
     _, out, _ = cell(ip, "%%acp --wait\nFix the failing test", capsys)
-    assert out.strip() == "`acp`: turn ended (end_turn)"
+    assert out.strip() == "acp: turn ended (end_turn)"
     assert "waiting for your answer (1 permission request)" in "\n".join(t or "" for t in shown.texts)
     assert shown.texts[0].startswith("acp: waiting for the turn") and shown.texts[-1] is None
 

@@ -36,7 +36,7 @@ from .permission_memory import PermissionLog, PermissionRules
 from .permissions import PermissionDesk, PermissionHandler
 from .recorder import Traffic
 from .routing import Route, SessionParts
-from .settings import SessionSettings
+from .settings import SessionSettings, SettingChanged
 from .subagents import SUBAGENT_UPDATE, Children, Subagent
 from .summary import SessionSummary
 from .turn_runner import Prompt, TurnRunner, to_blocks
@@ -191,6 +191,11 @@ class Session:
     def busy(self) -> bool:
         """True when a new prompt would wait: a turn runs or one is queued."""
         return self.running or bool(self._queue.pending())
+
+    @property
+    def starting_turns(self) -> int:
+        """How many prompts have left the queue but whose turn has not begun yet (a checkpoint first)."""
+        return self._runner.starting
 
     @property
     def queued_prompts(self) -> int:
@@ -388,8 +393,9 @@ class Session:
         return self._host.terminals.interactive()
 
     # -- settings (``settings`` holds the logic) -------------------------------------------------
-    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
-        """``session/set_config_option``; returns the agent's complete, updated option list."""
+    async def set_config_option(self, config_id: str, value: str | bool) -> SettingChanged:
+        """``session/set_config_option``; returns the option's new value in one line (every option:
+        ``settings.options``)."""
         return await self.settings.set_config_option(config_id, value)
 
     async def set_mode(self, mode_id: str) -> str:

@@ -1,13 +1,15 @@
 """Session settings the agent advertises: config options and modes (pure helpers).
 
 ``session/set_config_option`` answers with the complete list of options, which replaces
-``state.config_options``. Modes are either a config option of category ``mode`` (v2, and v1
+``state.config_options`` (``SessionSettings.options``); the call returns a one-line
+``SettingChanged``. Modes are either a config option of category ``mode`` (v2, and v1
 agents that offer one) or the ``modes`` object of ``session/new`` (v1), changed with
 ``session/set_mode``. These functions only read the advertised values.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.state import SessionState
@@ -58,6 +60,19 @@ def parse_value(option: dict[str, Any] | None, text: str) -> str | bool:
     return lowered in TRUE
 
 
+@dataclass(frozen=True, slots=True)
+class SettingChanged:
+    """What a setting call left: the option and its value as the agent now reports it (one line)."""
+
+    config_id: str
+    value: Any
+    name: str | None = None
+
+    def __repr__(self) -> str:
+        named = f"  ({self.name})" if self.name else ""
+        return f"{self.config_id} = {self.value!r}{named}"
+
+
 def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
@@ -102,13 +117,20 @@ class SessionSettings:
                 {"sessionUpdate": "current_mode_update", "currentModeId": modes["currentModeId"]}
             )
 
-    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+    @property
+    def options(self) -> list[Any]:
+        """Every advertised config option, as the agent last listed them."""
+        return list(self._state.config_options)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> SettingChanged:
         """Send ``session/set_config_option``; the answer's complete list replaces the options."""
         result = await self._conn.set_config_option(self._session_id, config_id, value)
         options = result.get("configOptions") if isinstance(result, dict) else None
         if isinstance(options, list):
             self._state.apply({"sessionUpdate": "config_option_update", "configOptions": options})
-        return self._state.config_options
+        option = self.option(config_id) or {}
+        name = option.get("name") if isinstance(option.get("name"), str) else None
+        return SettingChanged(config_id, option.get("currentValue", value), name)
 
     async def set_mode(self, mode_id: str) -> str:
         """Switch mode: the ``mode`` config option if advertised, else ``session/set_mode``."""

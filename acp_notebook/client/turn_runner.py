@@ -56,6 +56,7 @@ class TurnRunner:
         self.turn: Turn | None = None
         self.turns: list[Turn] = []
         self.last_error: Any = None
+        self.starting = 0  # prompts sent to ``run`` whose turn has not begun yet (a checkpoint first)
         self._done: asyncio.Future | None = None
 
     @property
@@ -65,19 +66,27 @@ class TurnRunner:
 
     async def run(self, blocks: list[Any]) -> str | None:
         """Send one prompt and wait for the end of its turn; returns the stop reason."""
-        while True:
-            await self._agent_turn_over()
-            turn, start = self.conn.new_turn(), len(self.state.timeline)
-            if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
-                await self.checkpoints.begin(turn, len(self.turns) + 1, start)
-            if not self.running:  # else the agent started a turn meanwhile: after it, afresh
-                break
+        self.starting += 1
+        try:
+            turn, start = await self._ready()
+        finally:
+            self.starting -= 1
         self._begin(turn, start)
         try:
             return await self._run(turn, blocks)
         finally:
             if self.checkpoints is not None:
                 await self.checkpoints.end(turn)
+
+    async def _ready(self) -> tuple[Turn, int]:
+        """A new turn and where it starts, once no other turn runs and its checkpoint is taken."""
+        while True:
+            await self._agent_turn_over()
+            turn, start = self.conn.new_turn(), len(self.state.timeline)
+            if self.checkpoints is not None:  # before the echo's "running": the turn is not on yet
+                await self.checkpoints.begin(turn, len(self.turns) + 1, start)
+            if not self.running:  # else the agent started a turn meanwhile: after it, afresh
+                return turn, start
 
     def _begin(self, turn: Turn, start: int) -> None:
         self.turn = turn

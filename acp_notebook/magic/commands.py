@@ -154,12 +154,12 @@ class Commands:
             raise MagicError.from_exception(exc) from None
         shared = ", ".join(session.notebook.share.objects) if session.notebook else ""
         run = session.notebook is not None and session.notebook.share.run_code
-        print(f"`{args.name}` shares: {shared or 'nothing'}" + (" (run_code on)" if run else ""))
+        print(f"{args.name} shares: {shared or 'nothing'}" + (" (run_code on)" if run else ""))
 
     async def _bind_started(self, agent: Agent, session: Session, args: argparse.Namespace) -> None:
         await self._replace(args.name)
         self.bind(args.name, session)
-        print(f"Started {report.describe(agent)}; session {session.session_id} is `{args.name}`.")
+        print(f"Started {report.describe(agent)}; session {session.session_id} is {args.name}.")
         if getattr(args, "review", False):
             print(_review_note(agent))
         if not args.no_view:
@@ -194,7 +194,7 @@ class Commands:
             with _agent_errors():
                 session = await agent.new_session(old.cwd)
             self.bind(args.name, session)
-            print(f"The agent was restarted: `{args.name}` is a new session ({session.session_id}).")
+            print(f"The agent was restarted: {args.name} is a new session ({session.session_id}).")
         await resend(self, args.name)
 
     async def logout(self, args: argparse.Namespace) -> None:
@@ -211,7 +211,7 @@ class Commands:
             return
         await agent.close()
         self.registry.forget(agent)
-        print(f"Stopped the previous agent of `{name}` (pid {agent.process.pid}).")
+        print(f"Stopped the previous agent of {name} (pid {agent.process.pid}).")
 
     async def new(self, args: argparse.Namespace) -> None:
         """``%acp new``: another session on the agent of ``--on``."""
@@ -222,7 +222,7 @@ class Commands:
         except AcpError as exc:
             raise MagicError.from_exception(exc, "session/new failed: ") from None
         self.bind(name, session)
-        print(f"New session {session.session_id} on agent [{self.registry.number(agent)}] is `{name}`.")
+        print(f"New session {session.session_id} on agent [{self.registry.number(agent)}] is {name}.")
 
     async def stop(self, args: argparse.Namespace) -> None:
         """``%acp stop``: close an agent (``--all``: every agent)."""
@@ -243,14 +243,14 @@ class Commands:
         running = session.running
         await session.cancel()
         what = "cancelled the running turn" if running else "no turn was running (session/cancel sent)"
-        print(f"`{args.name}`: {what}" + (f"; dropped {dropped} queued prompt(s)" if dropped else "") + ".")
+        print(f"{args.name}: {what}" + (f"; dropped {dropped} queued prompt(s)" if dropped else "") + ".")
 
     async def wait(self, args: argparse.Namespace) -> None:
         """``%acp wait [--background]``: wait for the running and queued turns (an interrupt cancels
         them), with ``--background`` for background work too."""
         session = self.live_session(args.name)
         await waiting.wait_idle(session, args.name, args.timeout, args.background)
-        print(f"`{args.name}`: {report.turn_state(session)}")
+        print(f"{args.name}: {report.turn_state(session)}")
 
     # -- settings ---------------------------------------------------------------------------------
     async def mode(self, args: argparse.Namespace) -> None:
@@ -312,10 +312,10 @@ class Commands:
                 return
             block = pick(messages, args.block, args.message)
         except LookupError as exc:
-            raise MagicError(f"`{args.name}`: {exc}") from None
+            raise MagicError(f"{args.name}: {exc}") from None
         self.shell.set_next_input(block.code)
         where = f"code block {block.block} of agent message {block.message}"
-        print(f"`{args.name}`: {where} ({block.language or 'no language'}) is in the next cell.")
+        print(f"{args.name}: {where} ({block.language or 'no language'}) is in the next cell.")
 
 
 async def _open_after_login(agent: Agent, cwd: Any, restartable: bool, files: Any = None) -> Session:

@@ -63,11 +63,11 @@ async def _replace(namespace: dict[str, Any], name: str) -> None:
     old = namespace.get(name)
     if isinstance(old, Comparison) and not old.closed:
         await old.close()
-        print(f"Closed the previous comparison `{name}`.")
+        print(f"Closed the previous comparison {name}.")
 
 
 def _started(comparison: Comparison, name: str) -> str:
-    lines = [f"Comparing {', '.join(comparison.labels)} in copies of {comparison.source}; this is `{name}`"]
+    lines = [f"Comparing {', '.join(comparison.labels)} in copies of {comparison.source}; this is {name}"]
     for entry in comparison.entries:
         lines.append(f"  {entry.label}: {entry.error or entry.path}")
     lines.append(f"({name}.frame() compares them; {name}.close() stops the agents and removes the copies)")

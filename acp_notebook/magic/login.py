@@ -99,7 +99,7 @@ async def _env_var(agent: Agent, method: AuthMethod, timeout: float | None) -> s
 
 async def _api_key(agent: Agent, method: AuthMethod, timeout: float | None) -> str:
     field = {"name": "api_key", "label": f"{method.key_provider} API key", "optional": False}
-    values = await _ask([field], f"{method.name}: the key goes to the agent in `authenticate` only")
+    values = await _ask([field], f"{method.name}: the key goes to the agent in its authenticate call only")
     try:
         await agent.authenticate(method.id, timeout, api_key=values["api_key"])
     finally:

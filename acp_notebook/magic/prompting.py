@@ -90,10 +90,10 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
     text = body.strip()
     if not text:
         raise MagicError("the cell has no prompt: write it below the %%acp line", "UsageError")
-    turn = CellTurn(session, args.title or f"{args.name}: {headline(text)}")
+    turn = CellTurn(session, args.title or args.name)  # the prompt: the cell's source and the view's bubble
     queued = session.busy
     if queued:
-        print(f"`{args.name}` is busy: this prompt is queued and starts when the running turn ends.")
+        print(f"{args.name} is busy: this prompt is queued and starts when the running turn ends.")
     turn.show(queued)
     policy = waiting.policy_named(args.permissions, commands.shell.user_ns)
     elicitations = waiting.elicitations_named(args.elicitations)
@@ -115,7 +115,7 @@ async def prompt_cell(commands: Any, args: argparse.Namespace, body: str, blocki
         ) from None
     except AcpError as exc:
         raise MagicError.from_exception(exc) from None
-    print(f"`{args.name}`: turn ended ({reason})")
+    print(f"{args.name}: turn ended ({reason})")
 
 
 def _needs_login(commands: Any, name: str, text: str, task: Any) -> None:
@@ -131,6 +131,6 @@ async def resend(commands: Any, name: str) -> None:
         return
     session = commands.live_session(name)
     print(f"Sending the prompt that needed the login again: {headline(text)!r}")
-    turn = CellTurn(session, f"{name}: {headline(text)}")
+    turn = CellTurn(session, name)
     turn.show(session.busy)
     session.prompt_task(text, on_start=turn.started, on_end=turn.ended)

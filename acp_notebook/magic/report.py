@@ -25,8 +25,9 @@ def agent_state(agent: Any) -> str:
 def turn_state(session: Any) -> str:
     """The run state, the last stop reason, and how many prompts wait."""
     state = session.state
-    text = str(state.run_state)
-    if state.stop_reason and state.run_state == "idle":
+    starting = getattr(session, "starting_turns", 0)
+    text = "starting a turn" if starting and state.run_state == "idle" else str(state.run_state)
+    if state.stop_reason and text == "idle":
         text += f" ({state.stop_reason})"
     queued = session.queued_prompts
     if queued:
@@ -50,8 +51,14 @@ def session_line(registry: Registry, session: Any) -> str:
     state = session.state
     return (
         f"{names}: {session.session_id} on agent [{_number(registry, session)}], "
-        f"{turn_state(session)}, {len(session.turns)} turn(s), {len(state.tool_calls)} tool call(s)"
+        f"{turn_state(session)}, {_turns(session)}, {len(state.tool_calls)} tool call(s)"
     )
+
+
+def _turns(session: Any) -> str:
+    """How many turns: begun, and those whose prompt has left the queue (not the queued ones)."""
+    n = len(session.turns) + getattr(session, "starting_turns", 0)
+    return f"{n} turn{'' if n == 1 else 's'}"
 
 
 def sessions_report(registry: Registry) -> list[str]:

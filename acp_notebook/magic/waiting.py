@@ -109,12 +109,12 @@ async def wait_idle(session: Any, name: str, timeout: float | None, background: 
 
 def timed_out(session: Any, name: str, timeout: float, what: str) -> MagicError:
     """The one message of a wait that gave up: what is pending, how to answer or cancel."""
-    lines = [f"`{name}`: gave up waiting after {timeout:g} s; {what} (%acp cancel --name {name} stops it)"]
+    lines = [f"{name}: gave up waiting after {timeout:g} s; {what} (%acp cancel --name {name} stops it)"]
     pending = headless.pending_lines(session, name)
     lines += pending or ["no permission request or elicitation is pending"]
     cancelled = headless.time_out(session)
     if cancelled:
-        lines.append(f"({cancelled} pending elicitation(s) answered `cancel`: nobody can answer them here)")
+        lines.append(f"({cancelled} pending elicitation(s) answered cancel: nobody can answer them here)")
     return MagicError("\n".join(lines), "TimeoutError")
 
 

@@ -25,9 +25,11 @@ def header(
     title: str | None = None,
     interactive_terminals: Sequence[str] = (),
     waiting: Sequence[dict[str, Any]] = (),
+    frozen_at: float | None = None,
 ) -> dict[str, Any]:
     """The view header: who, where, run state, and the expandable extras (``waiting``: the
-    subagents' pending requests, ``tree_entries.waiting_list``)."""
+    subagents' pending requests, ``tree_entries.waiting_list``; ``frozen_at``: a past state's own
+    time, at which the page stops its clocks)."""
     agent = session.agent if session is not None else None
     return {
         "title": title or state.session_info.get("title") or "ACP session",
@@ -48,6 +50,7 @@ def header(
             {"code": d.code, "message": d.message, "level": d.level} for d in state.diagnostics[-DIAGNOSTICS:]
         ],
         "diagnostic_count": len(state.diagnostics),
+        "diagnostic_alerts": sum(d.level != "info" for d in state.diagnostics),
         **_stderr(agent),
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),
@@ -58,7 +61,18 @@ def header(
         "stopped": agent.stopped if agent is not None else False,
         "can_cancel": session is not None,
         "interactive_terminals": [str(t) for t in interactive_terminals],
+        "frozen_at": frozen_at,
     }
+
+
+def state_time(state: SessionState) -> float | None:
+    """When ``state`` last saw something, by its own clock: a past state's "now" (None if empty)."""
+    times: list[float | None] = [t for tc in state.tool_calls.values() for t in (tc.updated_at, tc.ended_at)]
+    times += [m.last_seen for m in state.messages.values()]
+    times += [t for term in state.terminals.values() for t in (term.last_seen, term.exited_at)]
+    for asked in (state.permission_times, state.elicitation_times):
+        times += [t for pair in asked.values() for t in pair]
+    return max((t for t in times if t is not None), default=None)
 
 
 def _stdout(agent: AgentSummary | None) -> dict[str, Any]:

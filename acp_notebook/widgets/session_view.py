@@ -24,7 +24,7 @@ from . import viewmodel as vm
 from .actions import Actions, actions_for
 from .checkpoint_view import CheckpointBar
 from .extensions import ViewFeature
-from .header import header
+from .header import header, state_time
 from .header_view import anchor_of
 from .message_parts import BoundedSender
 from .on_loop import on_loop
@@ -61,8 +61,10 @@ class SessionView(anywidget.AnyWidget):
         xray: Any = False,
         anchor: str = "",
         turn: int | None = None,
+        past: bool = False,
     ) -> None:
         super().__init__(runtime=get_runtime(), anchor=anchor)
+        self.past = past  # the state is a past one (a replay's): its clocks stop at its own time
         frontend.mark_shown()
         self.session = None if isinstance(source, SessionState) else source
         self.state: SessionState = source if isinstance(source, SessionState) else source.state
@@ -203,7 +205,7 @@ class SessionView(anywidget.AnyWidget):
         if self.comm is None:
             return 0
         self.items.reach_late()
-        head = {"seq": self._seq, "header": self._header()}
+        head = {"seq": self._seq, "header": self._header(), "saved_at": state_time(self.state)}
         if self.xray is not None:
             head["xray"] = self.xray.meta()
         traits = self._saved.build(self.tree, head, self.items.keys, self.items.terminal_objects(), self.root)
@@ -230,7 +232,9 @@ class SessionView(anywidget.AnyWidget):
             return self.turn_scope.header(self.title, self.actions.interactive_terminals(), waiting)
         summarize = getattr(self.session, "summary", None)  # a Subagent has none
         summary = summarize() if callable(summarize) else None
-        return header(self.state, summary, self.title, self.actions.interactive_terminals(), waiting)
+        frozen_at = state_time(self.state) if self.past or self.read_only else None  # a past state
+        terminals = self.actions.interactive_terminals()
+        return header(self.state, summary, self.title, terminals, waiting, frozen_at)
 
     def _bound(self, number: int) -> None:
         """The view's turn started as turn ``number``: the start cell's line for it points here."""

@@ -135,10 +135,18 @@ function diagnostics(hdr, ctx) {
   const list = Array.isArray(hdr.diagnostics) ? hdr.diagnostics : [];
   const count = hdr.diagnostic_count || list.length;
   if (!count) return null;
-  const rows = list.map((d) => h("li", { class: `acp-diag acp-diag-${d && d.level === "error" ? "error" : "warn"}` },
+  const rows = list.map((d) => h("li", { class: `acp-diag acp-diag-${diagLevel(d)}` },
     h("code", null, text(d && d.code)), " ", h("span", null, text(d && d.message))));
   if (count > list.length) rows.unshift(h("li", { class: "acp-muted" }, `… ${count - list.length} earlier not shown`));
-  return section(ctx, "hdr:diag", "Diagnostics", count, h("ul", { class: "acp-diag-list" }, rows), "acp-has-diag");
+  // only warnings and errors are badged; info-level notes (a permission left for a person) are counted quietly
+  const alerts = Number.isInteger(hdr.diagnostic_alerts) ? hdr.diagnostic_alerts : list.filter((d) => diagLevel(d) !== "info").length;
+  return section(ctx, "hdr:diag", "Diagnostics", count, h("ul", { class: "acp-diag-list" }, rows), alerts ? "acp-has-diag" : "acp-diag-quiet");
+}
+
+/** A diagnostic's level as a class suffix: error, info, or warn (anything else). */
+function diagLevel(d) {
+  const level = d && d.level;
+  return level === "error" || level === "info" ? level : "warn";
 }
 
 function stderr(hdr, ctx) {

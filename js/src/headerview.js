@@ -3,6 +3,7 @@
 // the notebook step by step when the cell is windowed out of the DOM. Agent text: text nodes only.
 import { Channel } from "./channel.js";
 import { StderrFetcher } from "./stderrfetch.js";
+import { renderInlineMarkdown } from "./markdown.js";
 import { injectStyle } from "./style.js";
 import { Ticker } from "./ticker.js";
 import css from "./headerview.css";
@@ -70,6 +71,7 @@ class HeaderView {
   apply(p, live = true) {
     if (!this.channel.accept(p, live)) return;
     this.header.onPatch(p);
+    if (p.full) this.ticker.freeze(!live && typeof p.saved_at === "number" ? p.saved_at : null); // a saved snapshot: frozen
     if (p.full && "hint" in p) {
       this.hint.textContent = text(p.hint);
       this.hint.hidden = !p.hint;
@@ -94,10 +96,10 @@ class HeaderView {
       meta.append(" · ", clock);
       this.ticker.add(clock, line.started);
     }
+    const prompt = h("span", { class: "acp-turn-prompt" }, promptText(line));
+    prompt.title = prompt.textContent; // elided in a narrow header: whole in the tooltip
     const go = h("button", { class: "acp-btn acp-btn-link acp-turn-go", type: "button", title: "Scroll to this turn's cell" },
-      h("span", { class: "acp-turn-n" }, `#${text(line.n)}`),
-      h("span", { class: "acp-turn-prompt" }, promptText(line)),
-      stateBadge(line), meta);
+      h("span", { class: "acp-turn-n" }, `#${text(line.n)}`), prompt, stateBadge(line), meta);
     const note = h("span", { class: "acp-turn-note acp-muted", role: "status" });
     go.addEventListener("click", () => this.goTo(text(line.anchor), go, note));
     return h("li", { class: "acp-turn-line", dataset: { turn: String(line.n), state: text(line.state), anchor: text(line.anchor), origin: text(line.origin) || "user" } }, go, note);
@@ -125,7 +127,10 @@ function stateBadge(line) {
 
 /** The prompt's first line; a turn the agent started says so, and where it came from. */
 function promptText(line) {
-  if (line.origin !== "agent") return line.prompt == null ? "(prompt not seen)" : text(line.prompt) || "(no text)";
+  if (line.origin !== "agent") {
+    if (line.prompt == null) return "(prompt not seen)";
+    return text(line.prompt) ? renderInlineMarkdown(text(line.prompt)) : "(no text)"; // as the turn's view shows it
+  }
   const said = text(line.origin_label) || text(line.origin_kind).replace(/[-_]+/g, " ");
   return said ? `agent · ${said}` : "agent";
 }
@@ -192,10 +197,12 @@ function pause(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Scroll `target` into view (again once the cells around it have their real size) and flash it. */
+/** Scroll the top of `target`'s turn (its notebook cell: the prompt, then the first cards) to the top
+ * of the view, again once the cells around it have their real size; and flash it. */
 function reveal(target) {
-  target.scrollIntoView({ block: "center" });
-  setTimeout(() => target.isConnected && target.scrollIntoView({ block: "nearest" }), 150);
+  const top = target.closest(".jp-Cell") || target;
+  top.scrollIntoView({ block: "start" });
+  setTimeout(() => top.isConnected && top.scrollIntoView({ block: "start" }), 150);
   target.classList.add("acp-anchor-flash");
   setTimeout(() => target.classList.remove("acp-anchor-flash"), FLASH_MS);
 }

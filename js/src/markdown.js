@@ -51,6 +51,23 @@ export function renderMarkdown(src, cls = "acp-md") {
   return el;
 }
 
+/** One line of markdown rendered inline into a `span` (sanitised; links shown as their text: the
+ * line may sit inside a button), as a turn's prompt looks in its view. */
+export function renderInlineMarkdown(src, cls = "acp-md-inline") {
+  const el = h("span", { class: cls });
+  if (typeof src !== "string" || !src) return el;
+  let html;
+  try {
+    html = parser().renderInline(src.slice(0, MAX_MARKDOWN));
+  } catch {
+    el.textContent = src;
+    return el;
+  }
+  el.append(purifyMarkdown(html));
+  for (const a of el.querySelectorAll("a")) a.replaceWith(h("span", { class: "acp-md-link" }, a.textContent));
+  return el;
+}
+
 const COPIED_FOR = 1500; // ms the button says "Copied"
 
 /** Each `pre` (a code block) of sanitised markdown, wrapped with a Copy button for its text. */

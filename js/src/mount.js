@@ -130,8 +130,17 @@ class View {
   applyPatch(p, buffers, fromSnapshot = false) {
     if (!this.channel.accept(p, !fromSnapshot)) return;
     const gap = this.applyTerminals(p, buffers);
+    this.setClock(p, fromSnapshot);
     for (const ext of this.extensions) ext.onPatch?.(p, fromSnapshot);
     if (gap) this.channel.resync();
+  }
+
+  /** A past state's clocks are frozen: at its header's `frozen_at` (a pinned or replayed state),
+   * or, drawn from the saved snapshot, at `saved_at` until the kernel's live patches arrive. */
+  setClock(p, fromSnapshot) {
+    if (!p.header || typeof p.header !== "object") return;
+    const saved = fromSnapshot && typeof p.saved_at === "number" ? p.saved_at : null;
+    this.ticker.freeze(typeof p.header.frozen_at === "number" ? p.header.frozen_at : saved);
   }
 
   /** Terminal metadata and bytes (WIRE.md "Patches"); true when bytes are missing (a gap). */

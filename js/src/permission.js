@@ -22,8 +22,10 @@ export function renderPermission(key, entry, ctx, inCard) {
   const el = h("div", { class: `acp-permission acp-perm-${state}${inCard ? " acp-perm-in-card" : ""}`, dataset: { key, state } });
   el.append(h("div", { class: "acp-perm-head" }, icon("warn"), h("span", { class: "acp-perm-title" }, text(entry.title) || "Permission requested")));
   if (entry.subagent != null) el.append(h("div", { class: "acp-perm-asker acp-muted" }, "asked by subagent ", h("strong", null, text(entry.subagent))));
-  if (entry.description) el.append(renderMarkdown(text(entry.description), "acp-md acp-perm-desc"));
-  el.append(...subject(entry, inCard));
+  const said = text(entry.description);
+  const restated = said && restates(said, entry); // "runs `cmd` in cwd" beside the command block: once is enough
+  if (said && !restated) el.append(renderMarkdown(said, "acp-md acp-perm-desc"));
+  el.append(...subject(entry, inCard, restated ? said : null));
   const before = shownBefore(entry.shown_before);
   if (before) el.append(before);
   el.append(buttons(key, entry, ctx, outcome, pending));
@@ -32,10 +34,22 @@ export function renderPermission(key, entry, ctx, inCard) {
   return el;
 }
 
-function subject(entry, inCard) {
+const RESTATING_WORDS = 8; // a description that says no more than this besides the command and its folder restates them
+
+/** True when the agent's description only restates the command subject (the command, its folder). */
+function restates(said, entry) {
+  const command = text(entry.command);
+  const cwd = text(entry.cwd);
+  if (!command || !said.includes(command) || (cwd && !said.includes(cwd))) return false;
+  const rest = said.split(command).join(" ").split(cwd || "\u0000").join(" ");
+  return rest.replace(/[`*_.,:;!?()'"]/g, " ").split(/\s+/).filter(Boolean).length <= RESTATING_WORDS;
+}
+
+function subject(entry, inCard, said = null) {
   const out = [];
   if (entry.command != null) {
-    out.push(h("pre", { class: "acp-pre acp-perm-command" }, h("span", { class: "acp-muted" }, "$ "), text(entry.command)));
+    // the subject is what runs: always shown (the agent's description, when it only restates it, as the tooltip)
+    out.push(h("pre", { class: "acp-pre acp-perm-command", title: said }, h("span", { class: "acp-muted" }, "$ "), text(entry.command)));
     if (entry.cwd) out.push(h("div", { class: "acp-muted acp-perm-cwd" }, `in ${text(entry.cwd)}`));
   } else if (!inCard && entry.tool_call_id) {
     out.push(h("div", { class: "acp-muted" }, "for tool call ", h("code", null, text(entry.tool_call_id))));

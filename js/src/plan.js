@@ -20,21 +20,42 @@ export function renderPlan(key, entry, ctx) {
     el.append(h("div", { class: "acp-plan-head acp-muted" }, icon("plan"), h("span", null, "Plan removed")));
     return el;
   }
-  if (type === "markdown") el.append(head("Plan"), renderMarkdown(text(entry.markdown), "acp-md acp-plan-md"));
-  else if (type === "file") el.append(head("Plan"), fileLink(entry, ctx));
-  else if (entry.raw !== undefined) el.append(renderRaw(`Plan (${text(type)})`, entry.raw, "acp-plan-raw"));
+  if (type === "markdown") el.append(head(planName(entry, type)), renderMarkdown(text(entry.markdown), "acp-md acp-plan-md"));
+  else if (type === "file") el.append(head(planName(entry, type)), fileLink(entry, ctx));
+  else if (entry.raw !== undefined && type !== "items") el.append(renderRaw(`Plan (${text(type)})`, entry.raw, "acp-plan-raw"));
   else el.append(...checklist(entry)); // `items` (and the entries of an older saved view)
   return el;
 }
 
+const NAME_CHARS = 80;
+
+/** A plan's name, from its content: its first step, its markdown's first line, its file's name. */
+export function planName(entry, type) {
+  let name = "";
+  if (type === "markdown") name = text(entry.markdown).split("\n").map(mdLine).find(Boolean) || "";
+  else if (type === "file") name = text(entry.rel || entry.path || entry.uri).split(/[\\/]/).filter(Boolean).pop() || "";
+  else {
+    const items = Array.isArray(entry.entries) ? entry.entries : [];
+    const open = items.find((e) => e && e.status !== "completed") || items[0];
+    name = text(open && open.content).trim();
+  }
+  if (!name) return "Plan";
+  return `Plan: ${name.length > NAME_CHARS ? `${name.slice(0, NAME_CHARS - 1)}…` : name}`;
+}
+
+/** A markdown line as plain words: no heading marks, list bullets, emphasis or code ticks. */
+function mdLine(line) {
+  return line.replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/, "").replace(/[*_`~]+/g, "").trim();
+}
+
 function head(title, ...more) {
-  return h("div", { class: "acp-plan-head" }, icon("plan"), h("span", null, title), ...more);
+  return h("div", { class: "acp-plan-head" }, icon("plan"), h("span", { class: "acp-plan-name" }, title), ...more);
 }
 
 function checklist(entry) {
   const items = Array.isArray(entry.entries) ? entry.entries : [];
   const done = items.filter((e) => e && e.status === "completed").length;
-  return [head("Plan", h("span", { class: "acp-muted" }, `${done}/${items.length}`)), h("ul", { class: "acp-plan-list" }, items.map(renderItem))];
+  return [head(planName(entry, "items"), h("span", { class: "acp-muted" }, `${done}/${items.length}`)), h("ul", { class: "acp-plan-list" }, items.map(renderItem))];
 }
 
 /** A file plan: its URI as a link — JupyterLab opens a file under the server root; http(s) opens in a tab. */

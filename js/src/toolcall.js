@@ -119,7 +119,7 @@ function items(key, entry, ctx, oldItems, body) {
   for (const it of oldItems) (pool.get(it.sig) || pool.set(it.sig, []).get(it.sig)).push(it.node);
   const out = (Array.isArray(entry.items) ? entry.items : []).map((item, i) => {
     const s = itemSig(item);
-    const node = pool.get(s)?.shift() || renderItem(item, ctx, `${key}/${i}`);
+    const node = pool.get(s)?.shift() || renderItem(item, ctx, `${key}/${i}`, entry.display_kind);
     body.append(node);
     return { sig: s, node };
   });
@@ -127,12 +127,20 @@ function items(key, entry, ctx, oldItems, body) {
   return out;
 }
 
-function renderItem(item, ctx, uiKey) {
+function renderItem(item, ctx, uiKey, kind) {
   if (!item || typeof item !== "object") return renderRaw("item", item, "acp-item-other");
+  if (item.type === "content" && kind === "read" && isPlainText(item.block)) {
+    return h("div", { class: "acp-item-content" }, h("pre", { class: "acp-pre acp-read-text" }, item.block.text)); // a file as read
+  }
   if (item.type === "content") return h("div", { class: "acp-item-content" }, renderBlock(item.block));
   if (item.type === "diff") return renderDiff(item, ctx, uiKey);
   if (item.type === "terminal" && typeof item.id === "string") return new TermView(item.id, ctx).el;
   return renderRaw(text(item.label) || text(item.type) || "item", item.raw !== undefined ? item.raw : item, "acp-item-other");
+}
+
+/** A text block that is not markdown with code fences (the agent already formatted those). */
+function isPlainText(block) {
+  return !!block && block.type === "text" && typeof block.text === "string" && !/^\s*(```|~~~)/m.test(block.text);
 }
 
 function rawBlocks(entry) {

@@ -16,8 +16,10 @@ export class XRayPanel {
     this.selected = null;
     this.card = null; // {key, indices, at}
     const onError = (m) => this.unreachable(m);
-    this.list = new XRayList(source, { onPick: (i) => this.pick(i), decorate: (r, n) => this.decorate(r, n), onError });
-    this.filter = h("input", { class: "acp-xray-filter", type: "search", placeholder: "filter: words in the row or its JSON", "aria-label": "filter messages" });
+    const onCount = () => this.showCount();
+    this.list = new XRayList(source, { onPick: (i) => this.pick(i), decorate: (r, n) => this.decorate(r, n), onError, onCount });
+    this.filter = h("input", { class: "acp-xray-filter", type: "search", placeholder: "filter messages",
+      title: "words in a row or in its JSON", "aria-label": "filter messages: words in a row or in its JSON" });
     let timer = null;
     this.filter.addEventListener("input", () => {
       clearTimeout(timer);
@@ -39,14 +41,21 @@ export class XRayPanel {
   setMeta(meta) {
     const before = this.meta;
     this.meta = meta || {};
-    const t = this.meta.total | 0;
-    this.count.textContent = `${t} message${t === 1 ? "" : "s"}`;
+    this.showCount();
     if (JSON.stringify(before.findings) !== JSON.stringify(this.meta.findings)) this.showFindings(this.meta.findings || []);
     if (JSON.stringify(before.sessions) !== JSON.stringify(this.meta.sessions)) this.showSessions(this.meta.sessions || []);
     if (typeof this.meta.position === "number") this.list.follow = false; // a replay: follow its position
     if (before.total !== this.meta.total || before.first !== this.meta.first) this.list.invalidate(before.first !== this.meta.first);
     else if (before.position !== this.meta.position || before.pinned !== this.meta.pinned) this.list.draw();
     if (typeof this.meta.position === "number" && before.position !== this.meta.position) this.reveal(this.meta.position - 1);
+  }
+
+  /** "N messages", or "n of N messages" while the filter or the session pick hides some. */
+  showCount() {
+    const t = this.meta.total | 0;
+    const all = `${t} message${t === 1 ? "" : "s"}`;
+    const filtered = !!(this.list.query || this.list.session);
+    this.count.textContent = filtered ? `${this.list.total | 0} of ${all}` : all;
   }
 
   /** The sessions met (a session and its subagents): a filter and a column, once there are two. */
@@ -168,7 +177,7 @@ export class XRayPanel {
   }
 
   /** A card (or any entry) was picked in the tree: highlight the messages that built it. */
-  async showCard(key) {
+  async showCard(key, name = key) {
     const r = await this.source.card(key).catch(() => null);
     if (!r) return;
     this.marked = new Set(r.indices);
@@ -181,7 +190,7 @@ export class XRayPanel {
     };
     this.cardBar.hidden = false;
     this.cardBar.replaceChildren(
-      h("span", null, `${key}: built by ${r.indices.length} message${r.indices.length === 1 ? "" : "s"}`),
+      h("span", { class: "acp-xray-card-name", title: String(key) }, `${name}: built by ${r.indices.length} message${r.indices.length === 1 ? "" : "s"}`),
       h("button", { type: "button", class: "acp-xray-goto", title: "previous", on: { click: () => step(-1) } }, "◀"),
       h("button", { type: "button", class: "acp-xray-goto", title: "next", on: { click: () => step(1) } }, "▶"),
       h("button", { type: "button", class: "acp-xray-goto", title: "clear", on: { click: () => this.clearCard() } }, "✕"),

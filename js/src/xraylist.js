@@ -10,9 +10,10 @@ const OVERSCAN = 8;
 const ARROW = { out: "→", in: "←" };
 
 export class XRayList {
-  constructor(source, { onPick, decorate, onError }) {
+  constructor(source, { onPick, decorate, onError, onCount }) {
     this.source = source;
     this.onPick = onPick;
+    this.onCount = onCount || (() => {}); // () -> void: `total` (the rows the filter lets through) changed
     this.onError = onError; // (message) -> void: a page the source could not give
     this.decorate = decorate; // (row, node) -> void: highlight, findings, position
     this.query = "";
@@ -61,6 +62,7 @@ export class XRayList {
     if (!r || query !== this.query || session !== this.session) return;
     this.total = r.total;
     this.spacer.style.height = `${this.total * ROW_H}px`;
+    this.onCount();
     if (this.follow) this.el.scrollTop = this.el.scrollHeight;
     this.draw();
   }
@@ -115,6 +117,7 @@ export class XRayList {
     if (r.total !== this.total) {
       this.total = r.total;
       this.spacer.style.height = `${this.total * ROW_H}px`;
+      this.onCount();
     }
     this.draw();
   }
@@ -127,7 +130,7 @@ export class XRayList {
       { class: `acp-xray-row acp-xray-${r.dir === "out" ? "out" : "in"} acp-xray-k-${safe(r.kind)}`, dataset: { index: String(r.i) }, role: "option" },
       h("span", { class: "acp-xray-i" }, `#${r.i}`),
       h("span", { class: "acp-xray-dir", title: r.dir === "out" ? "client → agent" : "agent → client" }, ARROW[r.dir] || "·"),
-      tag != null ? h("span", { class: "acp-xray-sess", title: `session ${text(r.session ?? "(none)")}` }, tag) : null,
+      tag != null ? h("span", { class: "acp-xray-sess", title: `${text(tag)} (session ${text(r.session ?? "(none)")})` }, tag) : null, // elided: whole in the tooltip
       h("span", { class: "acp-xray-label", title: label }, label),
       r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${text(r.id)}`) : null,
       r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : r.kind === "notification" ? "about request" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,

@@ -48,10 +48,22 @@ export class XRayView {
     if (!node || !this.list.contains(node)) return;
     for (const old of this.list.querySelectorAll(".acp-xray-picked")) old.classList.remove("acp-xray-picked");
     node.classList.add("acp-xray-picked");
-    this.panel.showCard(node.dataset.key);
+    this.panel.showCard(node.dataset.key, entryName(node));
   }
 
   dispose() {
     this.panel?.destroy();
   }
+}
+
+const KIND_NAMES = { message: "message", permission: "permission request", elicitation: "question", notice: "notice", other: "update" };
+
+/** What the view calls a picked entry: its title as drawn (a card's, a plan's, a subagent's), else its kind. */
+function entryName(node) {
+  const own = [...node.querySelectorAll(".acp-card-title, .acp-plan-name, .acp-sub-title, .acp-perm-title")]
+    .find((t) => t.closest("[data-key]") === node);
+  const title = own ? own.textContent.trim() : "";
+  if (title) return title;
+  const kind = String(node.dataset.key || "").split(":")[0];
+  return KIND_NAMES[kind] || kind || "entry";
 }

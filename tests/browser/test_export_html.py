@@ -189,6 +189,12 @@ def test_exported_xray_filters_links_and_marks_offline(exported, lab_browser):
         wait_value(page, f"() => ({ROWS})().length > 5", True, "the X-ray rows")
         page.fill(".acp-xray-filter", "session/request_permission")
         wait_value(page, f"() => ({ROWS})().length", 2, "the two permission requests")
+        count = "() => document.querySelector('.acp-xray-count').textContent"
+        assert page.evaluate(count).startswith("2 of ")  # the count follows the filter
+        placeholder = """() => { const f = document.querySelector('.acp-xray-filter');
+          const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(f).font;
+          return c.measureText(f.placeholder).width <= f.clientWidth; }"""
+        assert page.evaluate(placeholder)  # the placeholder fits its box
         asked = page.evaluate(ROWS)[0]
         page.locator(f'.acp-xray-row[data-index="{asked}"]').click()
         wait_value(page, "() => !!document.querySelector('.acp-xray-json')", True, "the detail")
@@ -204,6 +210,9 @@ def test_exported_xray_filters_links_and_marks_offline(exported, lab_browser):
         page.locator('.acp-card[data-key="tool_call:call_edit"] .acp-card-title').click()
         bar = "() => /built by \\d+ messages/.test(document.querySelector('.acp-xray-cardbar').innerText)"
         wait_value(page, bar, True, "the card bar")
+        title = page.locator('.acp-card[data-key="tool_call:call_edit"] .acp-card-title').inner_text()
+        named = page.locator(".acp-xray-cardbar .acp-xray-card-name").inner_text()
+        assert named.startswith(f"{title}: built by"), named  # the card by its title, not its key
         marked = "() => document.querySelectorAll('.acp-xray-row.acp-xray-marked').length >= 3"
         wait_value(page, marked, True, "the card's messages marked")
     finally:

@@ -187,7 +187,7 @@ def test_claude_turn_in_jupyterlab(lab_log, lab_pages, tmp_path: Path) -> None:
         wait_js(page, idle, "the notebook's kernel to be idle", timeout=60_000)
         page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
-        wait_output(page, 1, "is `claude`", "the agent to start")
+        wait_output(page, 1, "is claude", "the agent to start")
         wait_output(page, MODE_CELL, "mode: default", "the switch to Manual mode")
         assert allow_edit(page, server) == "Edit app.py"
         wait_output(page, WAIT_CELL, "turn ended (end_turn)", "the turn to end after the click")

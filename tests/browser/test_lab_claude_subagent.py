@@ -206,7 +206,7 @@ def test_subagents_in_jupyterlab_foreground_then_background(lab_log, lab_pages, 
             idle += " === 'idle'"
             wait_js(page, idle, "the notebook's kernel to be idle", timeout=60_000)
             page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            wait_output(page, START_CELL, "is `claude`", "the agent to start")
+            wait_output(page, START_CELL, "is claude", "the agent to start")
             wait_output(page, MODE_CELL, "mode: default", "the switch to Manual mode")
             foreground(page, project)
             screenshot(page, in_cell(WAIT_CELL, ".acp-session"), "lab-claude-subagent.png")

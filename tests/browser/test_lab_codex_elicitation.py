@@ -91,7 +91,7 @@ def test_codex_request_user_input_answered_by_a_click_in_jupyterlab(
         )
         wait_js(page, idle, "the notebook's kernel to be idle", timeout=60_000)
         page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        wait_output(page, START_CELL, "is `codex`", "the agent to start")
+        wait_output(page, START_CELL, "is codex", "the agent to start")
         wait_output(page, PLAN_CELL, "collaboration mode: plan", "the Plan collaboration mode")
 
         form = page.locator(in_cell(WAIT_CELL, FORM))

@@ -33,7 +33,14 @@ IN_VIEW_JS = """(anchor) => {
   if (!el || !el.getBoundingClientRect().height) return 'not drawn';
   const r = el.getBoundingClientRect();
   const visible = r.bottom > 0 && r.top < window.innerHeight && r.height > 0;
-  return visible ? (el.querySelector('.acp-header-title')?.textContent ?? 'no title') : 'off-screen';
+  if (!visible) return 'off-screen';
+  // the turn's top (its cell: the source, then the view's prompt and first cards) at the notebook's
+  // top, unless the notebook cannot scroll further
+  const box = el.closest('.jp-WindowedPanel-outer') || document.scrollingElement;
+  const top = (el.closest('.jp-Cell') || el).getBoundingClientRect().top - box.getBoundingClientRect().top;
+  const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 2;
+  const prompt = el.querySelector('.acp-msg-user .acp-msg-body')?.textContent.trim() ?? 'no prompt';
+  return (top >= -2 && top < 40) || (atEnd && top >= -2) ? prompt : `top at ${Math.round(top)}`;
 }"""
 NOTE_JS = "(n) => document.querySelector(`.acp-turn-line[data-turn='${n}'] .acp-turn-note`)?.textContent"
 NOTEBOOK = "window.jupyterapp.shell.currentWidget.content"
@@ -81,13 +88,13 @@ def test_a_turn_line_scrolls_to_its_windowed_out_cell(lab_log, lab_pages):
     assert [a.rsplit("#", 1)[1] for a in anchors] == ["1", "2", "3"], anchors
     wait_value(page, IN_VIEW_JS, "not drawn", "Lab's windowing to drop the far cell", arg=anchors[2])
     go(page, 3).click()
-    wait_value(page, IN_VIEW_JS, "acp: turn three", "the third turn's view in the viewport", arg=anchors[2])
+    wait_value(page, IN_VIEW_JS, "turn three", "the third turn's cell at the notebook's top", arg=anchors[2])
     assert page.evaluate(NOTE_JS, 3) == ""
 
     to_top(page)  # by keyboard: focus the first line's button and press Enter
     go(page, 1).focus()
     page.keyboard.press("Enter")
-    wait_value(page, IN_VIEW_JS, "acp: turn one", "the first turn's view, by keyboard", arg=anchors[0])
+    wait_value(page, IN_VIEW_JS, "turn one", "the first turn's cell at the top, by keyboard", arg=anchors[0])
 
     # a turn whose cell was deleted: the line says so (after a bounded search both ways)
     page.evaluate(f"() => {NOTEBOOK}.model.sharedModel.deleteCell({turns[1]})")

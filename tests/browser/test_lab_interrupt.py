@@ -81,7 +81,7 @@ def test_the_interrupt_button_ends_a_quiet_wait_cell_at_once(lab_log, lab_pages)
     page.wait_for_function(KERNEL_IDLE, timeout=60_000)
     run_cell(page, 0)
     executed(page, 0, 30_000)
-    assert "is `acp`" in output_text(page, 0), output_text(page, 0)
+    assert "is acp" in output_text(page, 0), output_text(page, 0)
 
     run_cell(page, WAIT)
     buttons = page.locator(".jp-Notebook .jp-Cell").nth(WAIT).locator(".acp-permission.acp-perm-open button")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ..support import until
-from .conftest import unavailable, write_code_notebook
+from .conftest import ARTIFACTS, unavailable, write_code_notebook
 from .test_lab_demo import CHROMIUM, STATIC, TIMEOUT, save, saved_is_final, view_state
 
 nbformat = pytest.importorskip("nbformat")
@@ -157,12 +157,9 @@ def test_replay_scrubber_and_xray_seek(lab_log, lab_pages):
     ])  # fmt: skip
     page = lab_pages("xray-replay", width=1500)
     run_notebook(page, server, REPLAY)
-    label = (
-        "() => [...document.querySelectorAll('.widget-label')].map((l) => l.innerText)"
-        ".find((t) => /\\d+\\/75/.test(t)) || ''"
-    )
+    label = "() => document.querySelector('.acp-replay-bar .acp-rb-where')?.textContent || ''"
     wait_js(page, f"() => ({label})().startsWith('0/75')", "the scrubber at 0/75")
-    forward = page.locator("button:has(.fa-step-forward)")
+    forward = page.locator(".acp-replay-bar .acp-rb-forward")
     for _ in range(3):
         forward.click()
     wait_js(page, f"() => ({label})().startsWith('3/75')", "three steps on")
@@ -174,8 +171,9 @@ def test_replay_scrubber_and_xray_seek(lab_log, lab_pages):
     )
     assert page.locator('.acp-xray-row[data-index="5"].acp-xray-ahead').count() == 1
 
-    page.get_by_label("speed").select_option(label="instant")
-    page.locator("button:has(.fa-play)").click()
+    page.locator(".acp-replay-bar").screenshot(path=str(ARTIFACTS / "v21-replay-bar-lab.png"))
+    page.locator(".acp-replay-bar .acp-rb-speed").select_option("instant")
+    page.locator(".acp-replay-bar .acp-rb-play").click()
     wait_js(page, f"() => ({label})().startsWith('75/75')", "play to the end")
     wait_js(page, "() => document.querySelectorAll('.acp-card').length === 7", "the seven cards at the end")
 

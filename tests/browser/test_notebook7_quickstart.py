@@ -70,7 +70,7 @@ def test_the_quickstart_in_notebook7(lab_log, lab_pages):
     page = open_page(lab_pages, server, "nb7-quickstart")
     page.evaluate("() => void window.jupyterapp.commands.execute('notebook:run-all-cells')")
     start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
-    wait_text(page, start, "is `acp`", "the agent to start")
+    wait_text(page, start, "is acp", "the agent to start")
 
     answer_like_a_person(page, wait)
     wait_text(page, stop, "exit code 0", "the rest of the notebook")

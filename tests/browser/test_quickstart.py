@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import unavailable, wait_value
+from .conftest import ARTIFACTS, unavailable, wait_value
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -119,10 +119,16 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
     page.evaluate("void window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
     start, wait, stop = cell_index("%acp start"), cell_index("%%acp --wait"), cell_index("%acp stop")
-    wait_text(page, start, "is `acp`", "the agent to start")
+    wait_text(page, start, "is acp", "the agent to start")
     wait_text(page, cell_index("from acp_notebook.policies"), "when_headless(", "the headless-only policy")
 
     answer_like_a_person(page, wait)
+    # the happy path's diagnostics are info-level (permission-unanswered: a person answered): counted
+    # quietly, no warning badge anywhere
+    header = cell(page, start).locator(".acp-header-view .acp-header").first
+    header.locator(".acp-diag-quiet").wait_for(state="attached", timeout=TIMEOUT)
+    assert page.locator(".acp-has-diag").count() == 0
+    header.screenshot(path=str(ARTIFACTS / "v21-quickstart-start-header.png"))
 
     wait_text(page, stop, "exit code 0", "the rest of the notebook (background turn, status, wait, stop)")
     wait_text(page, cell_index("%acp wait"), "idle (end_turn)", "`%acp wait` to report the idle session")
