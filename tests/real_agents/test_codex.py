@@ -563,10 +563,11 @@ async def test_streamed_command_loses_its_first_output(codex: Run) -> None:
     """codex's bug: what a streamed command prints in its first instants never reaches the wire.
 
     A command that prints and exits at once is not streamed: one ``terminal_update`` snapshot at
-    the end carries all of it. A command that goes on is streamed as ``terminal_output_chunk``s,
-    and what it printed before codex's streaming attached (~0.1-0.2 s after the start) is lost: the
-    model gets it, the wire never carries it, so neither can the client. It is a race (measured:
-    lost in most runs, on a loaded machine the start sometimes arrives), so three such commands
+    the end carries all of it (or, rarely on a loaded machine, one whole chunk). A command that
+    goes on is streamed as ``terminal_output_chunk``s, and what it printed before codex's
+    streaming attached (~0.1-0.2 s after the start) is lost: the model gets it, the wire never
+    carries it, so neither can the client. It is a race (measured: lost in most runs, on a loaded
+    machine the start sometimes arrives), so three such commands
     run and at least one must show it; every one's wire bytes must be the tail of what it printed."""
     quick = "printf 'caf\\xc3\\xa9\\n'"
     streamed = {
@@ -585,8 +586,10 @@ async def test_streamed_command_loses_its_first_output(codex: Run) -> None:
     assert codex.mock.failures == [] and codex.mock.pending == [] and permission_requests(codex, mark) == []
     requests = codex.mock.model_requests()
     assert requests[1].outputs("q_sh")[0].endswith("Output:\ncafé\n")
-    # the quick one: whole, in its final snapshot, never streamed
-    assert wire_output(codex, mark, "q_sh") == ([], ["café\n".encode()])
+    # the quick one: whole, in its final snapshot (on a loaded machine codex may catch it streaming:
+    # then it comes whole as one chunk — seen in CI with five jobs on two cores)
+    cafe = "café\n".encode()
+    assert wire_output(codex, mark, "q_sh") in (([], [cafe]), ([cafe], []))
     assert session.state.terminals["q_sh"].output == "café\n".encode()
     lost = {}
     for index, call_id in enumerate(streamed):
