@@ -76,18 +76,7 @@ class Known:
         return re.search(self.pattern, finding) is not None
 
 
-# at 800 px, the replay bar's ipywidgets: its label cut ("75/75 · 0.1"), its buttons too
-REPLAY_BAR = Known(
-    "6 (the replay bar is clipped and off-style)",
-    "i21-b",
-    r"widget-box > (div\.jupyter-widgets\.widget-inline-hbox\.widget-label"
-    r"|button\.jupyter-widgets\.jupyter-button)",
-)
-KNOWN: dict[tuple[str, str], list[Known]] = {
-    (name, mode): [REPLAY_BAR]
-    for name in ("replay-and-xray.ipynb", "subagents.ipynb")
-    for mode in ("narrow",)
-}
+KNOWN: dict[tuple[str, str], list[Known]] = {}  # none left once i21-a and i21-b are merged
 
 
 def walk_params() -> list:
