@@ -112,18 +112,23 @@ STOPS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].flat
   [...cell.querySelectorAll('.acp-btn-stop:not(.acp-revert-force)')]
     .filter((b) => b.checkVisibility() && !b.disabled).map(() => i))"""
 
-# What a person does: one click per call, the first open question found (returns what it did).
+# What a person does: one click per call, on the first open question found not clicked yet (a
+# question's block is marked once clicked: its answer may take a moment to show); returns what it did.
 PERSON_JS = """() => {
   const visible = (el) => el && el.checkVisibility() && !el.disabled;
-  for (const block of document.querySelectorAll('.acp-permission.acp-perm-open')) {
+  const click = (block, button, what) => { block.dataset.walkClicked = ''; button.click(); return what; };
+  for (const block of document.querySelectorAll('.acp-permission.acp-perm-open:not([data-walk-clicked])')) {
     const buttons = [...block.querySelectorAll('button.acp-opt')].filter(visible);
     const pick = buttons.find((b) => b.dataset.kind === 'allow_once') || buttons[0];
-    if (pick) { pick.click(); return `permission: ${pick.textContent.trim()}`; }
+    if (pick) return click(block, pick, `permission: ${pick.textContent.trim()}`);
   }
-  const form = document.querySelector('.acp-elicitation[data-mode="form"][data-state="open"] .acp-el-accept');
-  if (visible(form)) { form.click(); return 'form: accept'; }
-  const url = document.querySelector('.acp-elicitation[data-mode="url"][data-state="open"] .acp-el-decline');
-  if (visible(url)) { url.click(); return 'url: decline'; }
+  for (const [mode, action] of [['form', 'accept'], ['url', 'decline']]) {
+    const open = `.acp-elicitation[data-mode="${mode}"][data-state="open"]:not([data-walk-clicked])`;
+    for (const block of document.querySelectorAll(open)) {
+      const button = block.querySelector(`.acp-el-${action}`);
+      if (visible(button)) return click(block, button, `${mode}: ${action}`);
+    }
+  }
   return null;
 }"""
 
