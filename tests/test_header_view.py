@@ -67,9 +67,10 @@ def end(session: FakeSession, turn: Turn, reason: str = "end_turn") -> None:
 
 
 def test_the_snapshot_holds_the_header_and_no_entries():
-    view, _, _ = make()
+    view, _, fake = make()
     snap = view.snapshot
-    assert set(snap) == {"seq", "header", "turns", "hint"}
+    assert set(snap) == {"seq", "header", "turns", "hint", "saved_at"}
+    assert snap["saved_at"] == fake.clock()  # a running turn's clock stops there in a saved notebook
     assert snap["header"]["title"] == "acp" and snap["header"]["run_state"] == "idle"
     assert snap["turns"] == [] and snap["hint"] == "the whole session: %acp view"
     assert view.kind == "header"

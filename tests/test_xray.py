@@ -14,6 +14,7 @@ from acp_notebook.client.launch import start_agent
 from acp_notebook.playback import xray
 from acp_notebook.playback.xray_source import XRaySource
 from acp_notebook.policies import allow
+from acp_notebook.widgets.header import state_time
 from acp_notebook.widgets.session_view import SessionView
 
 from .support import recording as recording  # the autouse recording comm
@@ -253,6 +254,8 @@ async def test_a_view_with_an_xray_answers_the_panel_and_pins_a_past_state(recor
         await until_async(lambda: _replies(recording, view, 3), 20, message="the select's reply")
         assert _reply(recording, view, 3)["pinned"] == ask - 1 and view.read_only
         assert view.state is not session.state and not view.state.permissions
+        frozen = view._header()["frozen_at"]  # a past state: the page's clocks stop at its own time
+        assert frozen is not None and frozen == state_time(view.state)
         pinned_keys = view.entry_keys
         assert "tool_call:call_edit" in pinned_keys and "tool_call:call_test" not in pinned_keys
         view._handle_browser_msg({"type": "cancel_turn"})  # ignored while pinned
@@ -261,6 +264,7 @@ async def test_a_view_with_an_xray_answers_the_panel_and_pins_a_past_state(recor
         assert ask in _reply(recording, view, 5)["indices"]
         view._handle_browser_msg({"type": "xray_unpin", "req": 4})
         assert view.state is session.state and not view.read_only and view.xray.pinned is None
+        assert view._header()["frozen_at"] is None  # live again: the clocks tick
         assert "tool_call:call_test" in view.entry_keys
     finally:
         view.close()

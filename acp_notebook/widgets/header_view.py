@@ -210,6 +210,7 @@ class SessionHeaderView(anywidget.AnyWidget):
             return 0
         self.snapshot = {
             "seq": self._seq, "header": self._header(), "turns": self.turn_lines(), "hint": self.hint,
+            "saved_at": self.clock(),  # a running turn's clock stops there while no kernel answers
         }  # fmt: skip
         return 1
 

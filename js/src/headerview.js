@@ -71,6 +71,7 @@ class HeaderView {
   apply(p, live = true) {
     if (!this.channel.accept(p, live)) return;
     this.header.onPatch(p);
+    if (p.full) this.ticker.freeze(!live && typeof p.saved_at === "number" ? p.saved_at : null); // a saved snapshot: frozen
     if (p.full && "hint" in p) {
       this.hint.textContent = text(p.hint);
       this.hint.hidden = !p.hint;

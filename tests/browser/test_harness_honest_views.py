@@ -357,3 +357,29 @@ def test_a_file_read_shows_in_a_monospace_font_and_a_command_is_stated_once(page
     )
     more = '[data-key="permission:perm-9"]'
     assert page.count(f"{more} .acp-perm-desc") == 1  # it says more than the command: kept
+
+
+def test_a_saved_start_cell_has_a_frozen_clock(page):
+    page.load()  # the runtime, once
+    line = {
+        **LINE,
+        "n": 1,
+        "anchor": "s/t#1",
+        "prompt": "Fix it",
+        "origin": "user",
+        "state": "running",
+        "started": T - 3,
+    }
+    snapshot = {
+        "seq": 1,
+        "header": {"title": "acp", "run_state": "running"},
+        "turns": [line],
+        "hint": None,
+        "saved_at": T,
+    }
+    page.js(
+        "(s) => harness.loadWidget('loader', {kind: 'header', runtime: 'IPY_MODEL_rt1', snapshot: s})",
+        snapshot,
+    )
+    page.page.wait_for_selector('.acp-turn-line[data-turn="1"]')
+    assert page.text('.acp-turn-line[data-turn="1"] .acp-turn-meta') == "1 tool call · 3.0s"

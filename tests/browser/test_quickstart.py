@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import unavailable, wait_value
+from .conftest import ARTIFACTS, unavailable, wait_value
 
 nbformat = pytest.importorskip("nbformat")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -123,6 +123,12 @@ def test_a_person_answers_the_quickstart_while_the_wait_cell_runs(lab_log, lab_p
     wait_text(page, cell_index("from acp_notebook.policies"), "when_headless(", "the headless-only policy")
 
     answer_like_a_person(page, wait)
+    # the happy path's diagnostics are info-level (permission-unanswered: a person answered): counted
+    # quietly, no warning badge anywhere
+    header = cell(page, start).locator(".acp-header-view .acp-header").first
+    header.locator(".acp-diag-quiet").wait_for(state="attached", timeout=TIMEOUT)
+    assert page.locator(".acp-has-diag").count() == 0
+    header.screenshot(path=str(ARTIFACTS / "v21-quickstart-start-header.png"))
 
     wait_text(page, stop, "exit code 0", "the rest of the notebook (background turn, status, wait, stop)")
     wait_text(page, cell_index("%acp wait"), "idle (end_turn)", "`%acp wait` to report the idle session")
