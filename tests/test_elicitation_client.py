@@ -533,3 +533,23 @@ async def test_what_we_send_and_what_the_tests_send_validate_against_the_schema(
             answer_to(peer.stream, rid)["result"]
         )  # type: ignore[index]
     await agent.close()
+
+
+async def test_a_secret_looking_field_reaches_the_agent_but_no_log_or_table() -> None:
+    """The spec forbids forms that ask for secrets; when one does, the agent gets what was typed,
+    and the decision log and the elicitations table keep ``<redacted>`` in its place."""
+    peer, agent, session = await connect(2)
+    schema = {"type": "object", "properties": {"user": {"type": "string"}, "apiKey": {"type": "string"}}}
+    peer.send(create(3, requestedSchema=schema))
+    await settled(peer)
+    (e,) = session.pending_elicitations
+    e.accept({"user": "ada", "apiKey": "sk-typed-secret"})
+    await settled(peer)
+    reply = answer_to(peer.stream, 3)
+    assert reply is not None and reply["result"]["content"] == {"user": "ada", "apiKey": "sk-typed-secret"}
+    (logged,) = [d for d in session.permission_log if d.kind == "elicitation"]
+    assert logged.values == {"user": "ada", "apiKey": "<redacted>"}
+    (row,) = session.state.records("elicitations")
+    assert row["values"] == {"user": "ada", "apiKey": "<redacted>"}
+    assert "sk-typed-secret" not in json.dumps(session.permission_log.records(), default=str)
+    await agent.close()

@@ -95,7 +95,8 @@ def test_no_io_or_ui_import_line(path: Path) -> None:
 
 REPLAY = ROOT / "acp_notebook" / "playback"
 PURE_REPLAY = [
-    REPLAY / f"{name}.py" for name in ("doctor_rules", "doctor_sessions", "doctor_spec", "findings", "xray")
+    REPLAY / f"{name}.py"
+    for name in ("doctor_rules", "doctor_sessions", "doctor_elicitations", "doctor_spec", "findings", "xray")
 ]
 
 

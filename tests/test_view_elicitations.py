@@ -64,6 +64,12 @@ async def test_a_card_is_drawn_in_its_tool_calls_card_and_a_subagents_names_it(r
     assert second["card"] is None  # no tool call: drawn at its place in the turn's view
     assert (third["card"], third["subagent"]) == (f"subagent:{CHILD}/tool_call:c9", "Explore")
     assert first["actionable"] and first["fields"][0]["kind"] == "integer"
+    card = entries(recording, view)[f"subagent:{CHILD}"]
+    assert (card["pending"], card["waiting"]) == (1, ["Pick a number"])  # the card opens itself
+    assert view._header()["waiting"] == [
+        {"session_id": CHILD, "subagent": "Explore", "title": "Pick a number"}
+    ]
+    assert view._header()["pending_elicitations"] == 3
     await agent.close()
 
 

@@ -8,7 +8,9 @@ sends to the ``Sessions`` table, which hands it to the session it names. Session
 and listed through the table. Elicitations scoped to one of our own requests (``initialize``, a
 login, ``session/new``, a resume) wait on the agent's own desk: ``pending_elicitations``, answered
 by ``elicitation_handler`` (``start_agent(..., elicitation_handler=)`` sets it before
-``initialize``) or by hand; ``elicitation_state`` holds them for views and tables.
+``initialize``) or by hand; ``elicitation_state`` holds them for views and tables. A URL accepted
+by code is printed for the user to open; a replay's client (``replaying=True``) prints nothing and
+shows no question.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ..protocol.diagnostics import Diagnostic
 from ..protocol.elicitation import Elicitation
 from ..protocol.state import SessionState
 from .connection import Connection, Stream
-from .elicitations import ElicitationDesk, ElicitationHandler
+from .elicitations import ElicitationDesk, ElicitationHandler, show_url, unshown
 from .errors import AcpError, AgentExited
 from .host import FilePolicy
 from .login import TerminalLogin, env_values_missing, login_method, terminal_login
@@ -52,10 +54,13 @@ class Agent:
         files: bool = True,
         terminals: bool = True,
         terminal_output: bool = True,
+        elicitation: bool = True,
         record: str | os.PathLike | None = None,
         elicitation_handler: ElicitationHandler | None = None,
+        replaying: bool = False,
     ) -> None:
-        self.offer = Offer(files=files, terminals=terminals, terminal_output=terminal_output)
+        offer = {"files": files, "terminals": terminals, "terminal_output": terminal_output}
+        self.offer = Offer(**offer, elicitation=elicitation)
         self.diagnostics: list[Diagnostic] = []
         self._conn: AgentConnection | None = None
         self._asked = 2
@@ -67,7 +72,9 @@ class Agent:
         self._elicitations = ElicitationDesk(
             self.elicitation_state, lambda rid, result: self.rpc.respond(rid, result),
             self.offer.elicitation_modes, PermissionLog(), note_decider=self.traffic_log.note_decider,
+            url_shown=unshown if replaying else show_url,
         )  # fmt: skip
+        self._replaying = replaying  # a replay's client: it shows and prints nothing to the user
         self._elicitations.handler = elicitation_handler
         self.elicitation_state.subscribe(self._on_question)
         pending_method = lambda rid: self.rpc.pending_method(rid)  # noqa: E731 - the rpc of the moment
@@ -221,7 +228,7 @@ class Agent:
     def _on_question(self, change: Any) -> None:
         """A request-scoped elicitation arrived: shown where our request waits (``frontend.asked``)."""
         found = self.elicitation_state.elicitations.get(change.id) if change.kind == "elicitation" else None
-        if change.created and found is not None:
+        if change.created and found is not None and not self._replaying:
             request_id = (found.scope_request or {}).get("id")
             frontend.asked(self, found, self.rpc.pending_context(request_id))
 

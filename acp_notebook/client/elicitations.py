@@ -49,6 +49,10 @@ def show_url(elicitation: Elicitation) -> None:
     )
 
 
+def unshown(elicitation: Elicitation) -> None:
+    """Print nothing for an accepted URL (a replay's client: the user is not being asked)."""
+
+
 class ElicitationDesk:
     """The elicitations of one session (its subagents' too), or an agent's request-scoped ones."""
 
@@ -66,7 +70,7 @@ class ElicitationDesk:
         self.state, self._respond, self.modes, self.log = state, respond, modes, log
         self._fallback = fallback  # the permission handler: a policy there answers elicitations too
         self._note_decider = note_decider  # the trace records who answered (replays show it)
-        self._url_shown = url_shown
+        self.url_shown = url_shown  # what an accept by anyone but a click does with the URL
         self._offering = Offering(self._run, lambda: (_policy(self._fallback()),))
         self._count = 0
         self._by_request_id: dict[Any, Elicitation] = {}
@@ -173,7 +177,7 @@ class ElicitationDesk:
             and outcome.get("action") == "accept"
             and elicitation.decided_by != "user"
         ):
-            self._url_shown(elicitation)
+            self.url_shown(elicitation)
         asyncio.get_running_loop().call_soon(self._answered, elicitation)
 
     def _answered(self, elicitation: Elicitation) -> None:

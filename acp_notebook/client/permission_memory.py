@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, overload
 
+from ..protocol.elicitation_records import kept_values
 from ..protocol.subject import Facts, command_prefix, common_root, has_prefix, under
 
 ALWAYS = {"allow_always": ("allow_always", "allow_once"), "reject_always": ("reject_always", "reject_once")}
@@ -139,7 +140,7 @@ class PermissionLog(Sequence):
         who = elicitation.decided_by or "user"
         entry = Decision(
             who, datetime.now(UTC), elicitation.key, elicitation.tool_call_id, str(elicitation.action),
-            kind="elicitation", values=elicitation.values, url=elicitation.redacted_url,
+            kind="elicitation", values=kept_values(elicitation), url=elicitation.redacted_url,
         )  # fmt: skip
         self._entries.append(entry)
         return entry

@@ -1,12 +1,14 @@
 """Recording an agent's traffic: a bounded in-memory ring, and a trace file when asked.
 
 Every line the connection sends or receives (``Connection.taps``) and every stderr line becomes
-one entry of the trace format (``protocol.trace``), already redacted. A line is not decoded again
-here: the connection hands over the JSON it decoded (or encoded), so an entry holds the very
-objects the client handled (read-only for both: the reducer never mutates what it is given). The
-``Ring`` keeps the last ``RING_ENTRIES`` entries for views and tables (a very long line is kept as
-a stub naming its method and id); the ``Recorder`` writes each one to the trace file as it comes,
-flushed, so memory stays bounded and a crash loses nothing already seen.
+one entry of the trace format (``protocol.trace``), already redacted (an elicitation's URL kept
+as ``scheme://host/path``, a secret-looking form field's value blanked: ``elicitation_records``).
+A line is not decoded again here: the connection hands over the JSON it decoded (or encoded), so
+an entry holds the very objects the client handled (read-only for both: the reducer never
+mutates what it is given). The ``Ring`` keeps the last ``RING_ENTRIES`` entries for views and
+tables (a very long line is kept as a stub naming its method and id); the ``Recorder`` writes each
+one to the trace file as it comes, flushed, so memory stays bounded and a crash loses nothing
+already seen.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import IO, Any
 from .._version import __version__
 from ..protocol import trace
 from ..protocol.depth import Decoded
+from ..protocol.elicitation_records import Redactor
 
 RING_ENTRIES = 5_000
 RING_LINE_BYTES = 256 * 1024  # a longer line is kept in the ring as a stub (the file has it whole)
@@ -94,6 +97,7 @@ class Traffic:
         self.recorder = Recorder(record, command) if record is not None else None
         self._clock, self._start = clock, clock()
         self._tagger = trace.SessionTagger()
+        self._elicitations = Redactor()
         self.listeners: list[Callable[[], None]] = []  # told after each entry (X-ray views)
         self._deciders: dict[Any, str] = {}  # permission request id -> who answers it
 
@@ -106,6 +110,7 @@ class Traffic:
         when the connection already has it (the line is then not decoded again)."""
         entry = trace.decode(direction, self._clock() - self._start, data, plain)
         self._tagger.tag(entry)
+        self._elicitations.entry(entry)
         message = entry.get("message")
         if self._deciders and direction == "out" and isinstance(message, dict) and "method" not in message:
             who = self._deciders.pop(trace.id_key(message.get("id")), None)

@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.elicitation import Elicitation
 from ..protocol.jsonrpc import Request
 from ..protocol.state import SessionState
+from .elicitations import show_url
 from .errors import AgentExited
 from .recorder import Traffic
 from .summary import AgentSummary
@@ -39,10 +41,12 @@ class Route:
 class SessionParts:
     """What a session gets from its agent: the traffic recorder, the agent's summary, and its
     entries in the table (``register`` its route and its subagents', ``forget`` them when closed,
-    ``routed``: whether an id has one already)."""
+    ``routed``: whether an id has one already), and what its elicitation desk does with a URL
+    accepted by code (``url_shown``)."""
 
     traffic: Traffic
     agent_summary: Callable[[], AgentSummary]
     register: Callable[[str, Route], None]
     forget: Callable[[str], None]
     routed: Callable[[str], bool]
+    url_shown: Callable[[Elicitation], None] = show_url  # a URL accepted by code: printed (a replay: not)

@@ -75,6 +75,7 @@ class Session:
         self._elicitations = ElicitationDesk(
             self.state, conn.respond, conn.offer.elicitation_modes, self._permissions.log,
             fallback=lambda: self._permissions.handler, note_decider=parts.traffic.note_decider,
+            url_shown=parts.url_shown,
         )  # fmt: skip
         wanted = checkpoint_wanted(cwd, checkpoints)
         busy = lambda: self.busy  # noqa: E731 - a revert waits for the turns to end

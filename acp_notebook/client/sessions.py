@@ -164,8 +164,9 @@ class Sessions:
     ) -> Session:
         routes = self._routes
         parts = SessionParts(
-            self._traffic, self._agent_summary, routes.__setitem__, self._forget, routes.__contains__
-        )
+            self._traffic, self._agent_summary, routes.__setitem__, self._forget, routes.__contains__,
+            self._elicitations.url_shown,
+        )  # fmt: skip
         session = Session(
             self._connection(), session_id, cwd, parts,
             roots=[cwd, *extra], files=files, checkpoints=checkpoints, notebook=notebook,

@@ -1,7 +1,10 @@
 """``export_json``: a session's state and its (already redacted) trace as one JSON document.
 
 Never the environment, never typed secrets: the trace entries are redacted when recorded
-(``protocol/trace.py``), and the agent summary carries only who the agent is and how it ended.
+(``protocol/trace.py``, ``protocol/elicitation_records.py``), and the agent summary carries only
+who the agent is and how it ended. Elicitations (``state.elicitations``: a subagent's are on the
+root's) are exported as records keep them: the URL as ``scheme://host/path``, the values an
+accepted form sent but a secret-looking field's, blanked — wherever the state quotes them.
 
 Subagents: ``state.subagents`` holds, by child id, what the parent was told (``announced``: the
 ``subagent_update`` it adds up to) and, for a live session or a replay, the child itself —
@@ -20,7 +23,9 @@ from typing import Any
 
 from .._version import __version__
 from ..client.session_tables import members
+from ..protocol.elicitation_records import scrub, scrub_for, secret_fields
 from ..protocol.state import SessionState
+from ..protocol.trace import REDACTED
 
 FORMAT = "acp-notebook-export"
 VERSION = 1
@@ -84,6 +89,31 @@ def permission_dict(perm: Any) -> dict[str, Any]:
     }
 
 
+def elicitation_dict(e: Any) -> dict[str, Any]:
+    """One elicitation as records keep it (no query in its URL, no secret-looking value)."""
+    values = e.values
+    if isinstance(values, dict):
+        secret = secret_fields(e.schema)
+        values = {k: REDACTED if k in secret else v for k, v in values.items()}
+    out = {
+        "key": e.key,
+        "request_id": e.request_id,
+        "mode": e.mode,
+        "message": e.message,
+        "session_id": e.session_id,
+        "tool_call_id": e.tool_call_id,
+        "scope_request": e.scope_request,
+        "schema": e.schema,
+        "url": e.redacted_url,
+        "elicitation_id": e.elicitation_id,
+        "status": e.status,
+        "action": e.action,
+        "values": values,
+        "decided_by": e.decided_by,
+    }
+    return scrub(out, [e.url] if e.url else [])
+
+
 def state_dict(state: SessionState, children: Any = None) -> dict[str, Any]:
     """The state as plain data; ``children``: its live subagents (each one's state under it)."""
     return {
@@ -93,6 +123,7 @@ def state_dict(state: SessionState, children: Any = None) -> dict[str, Any]:
         "session_messages": [m.to_dict() for m in state.session_messages.values()],
         "plans": {k: p.to_dict() for k, p in state.plans.items()},
         "permissions": [permission_dict(p) for p in state.permissions.values()],
+        "elicitations": [elicitation_dict(e) for e in state.elicitations.values()],
         "diagnostics": [
             {"code": d.code, "message": d.message, "level": d.level, "detail": d.detail}
             for d in state.diagnostics
@@ -121,7 +152,7 @@ def export_document(source: Any) -> dict[str, Any]:
         "client_version": __version__,
         "agent": agent_dict(src.agent),
         "session_id": src.session_id,
-        "state": state_dict(src.state, src.children),
+        "state": scrub_for(state_dict(src.state, src.children), src.state.elicitations.values()),
         "trace": src.trace or [],
     }
 

@@ -2,7 +2,8 @@
 
 ``replay(path)`` scrubs a trace through this client's own code (``replayer``, ``trace_replay``,
 ``reenact``, ``recorded_host``, ``memory``), ``doctor(source)`` checks the agent's side of the
-traffic (``diagnosis``; the rules are pure: ``doctor_rules``, ``doctor_spec``, ``findings``, ``xray``),
+traffic (``diagnosis``; the rules are pure: ``doctor_rules``, ``doctor_sessions``,
+``doctor_elicitations``, ``doctor_spec``, ``findings``, ``xray``),
 and the X-ray panel (``xray_link``, ``xray_source``, ``xray_built``) attaches to any
 ``SessionView`` through ``widgets.extensions``: importing this package registers it.
 """

@@ -20,10 +20,13 @@ violations (``error``)
     of the agent's bearing a child session's id (or naming it as a ``session_message``'s sender
     or recipient) before the ``subagent_update`` that announces it, once per child, at the first
     such entry. ``unannounced-session``: the same for a session id the client never opened and
-    no ``subagent_update`` ever announced (``doctor_sessions``).
+    no ``subagent_update`` ever announced (``doctor_sessions``). Elicitations
+    (``doctor_elicitations``): ``elicitation-mode-not-advertised``, ``elicitation-unknown-request``,
+    ``elicitation-id-reused``, ``elicitation-complete-unknown``, ``elicitation-secret-in-form``.
 interop hazards (``warning``)
     ``permission-before-tool-call``: a v1 permission for a tool call not announced yet.
     ``line-over-64k``: an agent line over 64 KiB (``findings.line_size``).
+    ``elicitation-unknown-tool-call``: an elicitation naming a tool call its session never reports.
     ``permission-empties-card``: a permission whose ``tool_call`` subject empties the ``content``
     or ``rawInput`` its tool call showed (``[]``, ``{}``, v2 ``null``): the card loses what the
     user is asked about (Claude's plan mode), once per tool call.
@@ -37,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import doctor_spec as spec
+from .doctor_elicitations import Elicitations
 from .doctor_sessions import Announcements
 from .findings import (
     HAZARD,
@@ -90,6 +94,7 @@ class _Doctor:
         self.referenced: dict[str, tuple[int, str, dict[str, Any]]] = {}  # id -> first index, call, update
         self.once: dict[tuple[str, str, str], list[Any]] = {}  # (code, sid, what) -> [finding, n]
         self.named = Announcements(lambda i, code, text, cite: self.add(i, code, text, cite))
+        self.elicitations = Elicitations(self.add, self.v)
 
     def run(self) -> Findings:
         for i, entry in enumerate(self.entries):
@@ -99,6 +104,7 @@ class _Doctor:
             for m in messages(entry):
                 (self._agent if entry.get("dir") == "in" else self._client)(i, m)
         self.named.finish()
+        self.elicitations.finish(lambda sid: self.session(sid).known)
         how = "created by `terminal/create`" if self.v == 1 else "created by a `terminal_update`"
         for tid, (i, cid, update) in self.referenced.items():
             if tid not in self.announced:
@@ -133,6 +139,7 @@ class _Doctor:
     # -- the client's messages: prompts, cancels, answers to the agent's requests ----------------
     def _client(self, i: int, m: dict[str, Any]) -> None:
         method, params = m.get("method"), as_dict(m.get("params"))
+        self.elicitations.client(m)
         if method is None:
             asked = self.asked.pop(("in", key(m.get("id"))), None)
             terminal = as_dict(m.get("result")).get("terminalId")
@@ -155,6 +162,7 @@ class _Doctor:
     # -- the agent's messages ---------------------------------------------------------------------
     def _agent(self, i: int, m: dict[str, Any]) -> None:
         method, params = m.get("method"), as_dict(m.get("params"))
+        self.elicitations.agent(i, m)
         if method is None:
             asked = self.asked.pop(("out", key(m.get("id"))), None)
             if asked == "session/prompt":

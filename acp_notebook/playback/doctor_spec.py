@@ -162,3 +162,38 @@ ANNOUNCE = (
     "child's session ID, including messages naming it as sender or recipient.\" A client routes by "
     "session id: it cannot place what names a session it has not been told of."
 )
+ELICITATION_MODE = (
+    'v{v}/elicitation.mdx (Checking support): "Agents **MUST NOT** request a mode the Client has not '
+    'advertised." — "Form support exists only when `form` is explicitly present and non-null. URL '
+    'support exists only when `url` is explicitly present and non-null."'
+)
+ELICITATION_COMPLETE = (
+    'v{v}/elicitation.mdx (URL completion): "The Agent **MAY** send `elicitation/complete` after the '
+    "external interaction finishes. It **MUST** send that notification only to the same Client that "
+    'received the original request and include the original `elicitationId`."'
+)
+ELICITATION_ID_REUSED = (
+    'v{v}/elicitation.mdx (URL completion): "The Agent **MUST** keep each `elicitationId` unique '
+    'among outstanding URL elicitations on that Agent-Client connection"'
+)
+ELICITATION_REQUEST_SCOPE = (
+    'v{v}.schema.json (ElicitationRequestScope): "Request-scoped elicitation, tied to a specific '
+    'JSON-RPC request outside of a session"; its `requestId`: "{field}"'
+)
+REQUEST_SCOPE_FIELD = {
+    1: "The request this elicitation is tied to.",
+    2: "The pending Client-to-Agent request this elicitation is tied to.",
+}
+ELICITATION_SECRET = (
+    'v{v}/elicitation.mdx (Form mode): "Form mode **MUST NOT** be used to request secrets or '
+    "credentials that grant access or authorize transactions, such as passwords, API keys, access or "
+    'refresh tokens, private keys, recovery codes, or payment credentials." — "Agents **MUST** use '
+    'URL mode for sensitive interactions."'
+)
+ELICITATION_TOOL_CALL = (
+    "Breakage: a client shows a tool call's question on that tool call's card (its title, kind and "
+    "locations say what it is about); naming a tool call the agent never reports leaves it nothing "
+    "to attach to (the question falls back to the turn). v{v}.schema.json (ElicitationSessionScope): "
+    '"When `toolCallId` is set, the elicitation is tied to a specific tool call." — its '
+    '`toolCallId`: "Optional tool call within the session."'
+)

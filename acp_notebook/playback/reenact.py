@@ -3,8 +3,11 @@
 What the agent sent (``in``) is pushed into the stream as if the agent wrote it (responses get
 the ids this client actually used). What the client sent (``out``) is done again through the
 public API — ``initialize``, ``new_session``, ``prompt_task``, ``cancel`` (a subagent's too),
-choosing the recorded permission option — so the echo, turn tracking and permission desk run as
-they did live (a subagent's requests are on its root's desk); other
+choosing the recorded permission option, giving an elicitation the recorded answer (its
+``action`` and ``content`` as sent, by whom the trace says) — so the echo, turn tracking and the
+permission and elicitation desks run as they did live (a subagent's requests are on its root's
+desk; a request-scoped elicitation's ``requestId`` names the id this client used, and it waits on
+the agent's desk); the client is ``replaying``: it shows no question and prints no URL. Other
 requests and notifications go out as recorded. v1 ``fs/*``/``terminal/*`` requests are not served
 again (nothing touches the disk or starts a process): the recorded answer is sent instead.
 """
@@ -17,6 +20,8 @@ from typing import Any
 
 from ..client.connection import DEFERRED
 from ..client.host import HOST_METHODS
+from ..protocol import answering
+from ..protocol.elicitation import ACTIONS, Elicitation, ElicitationAlreadyAnswered, ElicitationTooLate
 from ..protocol.state import SessionState
 from .memory import MemoryStream
 from .recorded_host import apply_answer
@@ -31,15 +36,22 @@ class ReplayStream(MemoryStream):
 
 
 def offer_of(params: Any) -> dict[str, bool]:
-    """The ``Agent`` options matching a recorded ``initialize`` offer."""
+    """The ``Agent`` options matching a recorded ``initialize`` offer (elicitation: offered when
+    either shape names a mode; a trace from before it was offered replays without it)."""
     caps = params.get("clientCapabilities") if isinstance(params, dict) else None
     caps = caps if isinstance(caps, dict) else {}
+    v2 = params.get("capabilities") if isinstance(params, dict) else None
     fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
     meta = caps.get("_meta") if isinstance(caps.get("_meta"), dict) else {}
+    offers = [c.get("elicitation") for c in (caps, v2) if isinstance(c, dict)]
+    elicitation = any(
+        isinstance(o, dict) and any(o.get(m) is not None for m in ("form", "url")) for o in offers
+    )
     return {
         "files": bool(fs.get("readTextFile", True)),
         "terminals": bool(caps.get("terminal", True)),
         "terminal_output": bool(meta.get("terminal_output", True)),
+        "elicitation": elicitation or params is None,  # no initialize recorded: as we offer today
     }
 
 
@@ -54,7 +66,7 @@ class Reenactment:
         session_id: str | None = None,
     ) -> None:
         self.stream = ReplayStream(argv=list(command or ["(replay)"]))
-        self.agent = agent_class(self.stream, **offer_of(init_params))  # the client's Agent
+        self.agent = agent_class(self.stream, **offer_of(init_params), replaying=True)  # the client's
         self.blank = SessionState()
         self.session_id: str | None = session_id  # the session followed (default: the first one)
         self._ids: dict[Any, Any] = {}  # recorded request id -> the id this client used
@@ -98,7 +110,17 @@ class Reenactment:
             return {**message, "id": self._ids.get(_key(message["id"]), message["id"])}
         if isinstance(message, dict) and message.get("method") in HOST_METHODS:
             self._host_requests[_key(message.get("id"))] = (message["method"], message.get("params"))
+        if isinstance(message, dict) and message.get("method") == "elicitation/create":
+            return self._scoped(message)
         return message
+
+    def _scoped(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A request-scoped elicitation names our request by the id this client used for it."""
+        params = message.get("params")
+        if not isinstance(params, dict) or params.get("requestId") is None:
+            return message
+        used = self._ids.get(_key(params["requestId"]), params["requestId"])
+        return {**message, "params": {**params, "requestId": used}}
 
     def _serve_no_host(self) -> None:
         """Once initialized: host requests wait for their recorded answer instead of running."""
@@ -186,10 +208,19 @@ class Reenactment:
             for perm in session.pending_permissions:
                 if perm.request_id == request_id:
                     return _choose(perm, response.get("result"), decided_by)
+        for elicitation in self._pending_elicitations():
+            if elicitation.request_id == request_id:
+                return _give(elicitation, response.get("result"), decided_by)
         host = self._host_requests.pop(_key(request_id), None)
         if host is not None:
             self._host_answer(request_id, host, response)
         # anything else was answered by the client itself when the request arrived
+
+    def _pending_elicitations(self) -> list[Elicitation]:
+        """Every elicitation waiting here: each session's (a subagent's on its root's) and the
+        agent's request-scoped ones."""
+        found = [e for s in self.agent.sessions.values() for e in s.pending_elicitations]
+        return found + list(self.agent.pending_elicitations)
 
     def _host_answer(self, request_id: Any, host: tuple[str, Any], response: dict[str, Any]) -> None:
         method, params = host
@@ -225,6 +256,16 @@ def _choose(perm: Any, result: Any, by: str) -> None:
         perm.select(outcome["optionId"], by=by)
     else:
         perm.cancel(by=by)
+
+
+def _give(elicitation: Elicitation, result: Any, by: str) -> None:
+    """The recorded answer, exactly as it was sent (a form's content is not merged or checked
+    again: the trace says what the agent got)."""
+    if isinstance(result, dict) and result.get("action") in ACTIONS:
+        outcome = dict(result)
+        answering.give(
+            elicitation, outcome, by, ElicitationAlreadyAnswered, ElicitationTooLate, "elicitation"
+        )
 
 
 def _quiet(task: asyncio.Future) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from .. import traces
 from ..client.agent import Agent
 from ..protocol import trace
+from ..protocol.elicitation_records import Redactor
 from .trace_replay import TraceReplay
 
 
@@ -37,9 +38,13 @@ class Replay(TraceReplay):
 
 def replay(path: str | os.PathLike, position: int | None = None) -> Replay:
     """Open a recorded trace (``start_agent(record=...)``) for replay, at ``position`` (default:
-    the end). A shipped trace can be named without its folder: ``replay("demo_v2.jsonl")``."""
+    the end). A shipped trace can be named without its folder: ``replay("demo_v2.jsonl")``. Its
+    elicitations are read as records keep them (``elicitation_records``), whoever wrote it."""
     file = traces.resolve(path)
     header, entries = trace.parse(file.read_text(encoding="utf-8").splitlines())
+    redactor = Redactor()  # a trace another client wrote may hold an elicitation URL's query
+    for entry in entries:
+        redactor.entry(entry)
     rep = Replay(header, entries, str(file))
     rep.seek(len(rep) if position is None else position)
     return rep

@@ -3,15 +3,16 @@
 ``BuiltBy`` feeds a trace's entries, in order, to a private re-enactment (``reenact``,
 the replay machinery, on its own worker loop) and notes, for every change the state reports,
 the index of the entry being applied. So "the messages that built a card" are exactly the
-entries that changed it — its tool call updates, its permission requests and their answers,
-the terminal output it shows — whatever the protocol version. It only ever goes forward:
+entries that changed it — its tool call updates, its permission requests and elicitations and
+their answers (an elicitation's completion or withdrawal too), the terminal output it shows —
+whatever the protocol version. It only ever goes forward:
 ``catch_up`` feeds what was added since.
 
 Subagents: every session of the followed one's tree is watched (each child as soon as it is
 registered), and a change is noted under the key its view entry has (``widgets.subtree``: an
 item of child ``C`` is ``subagent:C/<kind>:<id>``, the card ``subagent:C``); ``card_keys`` gives a
-card's keys — its own, its terminals' and the permission requests about it — read from the
-re-enacted tree.
+card's keys — its own, its terminals', and the permission requests and elicitations about it
+— read from the re-enacted tree.
 """
 
 from __future__ import annotations
@@ -27,7 +28,17 @@ from .reenact import Reenactment
 from .trace_replay import Worker
 
 ITEM_KINDS = frozenset(
-    {"tool_call", "message", "permission", "plan", "notice", "other", "file_write", "session_message"}
+    {
+        "tool_call",
+        "message",
+        "permission",
+        "elicitation",
+        "plan",
+        "notice",
+        "other",
+        "file_write",
+        "session_message",
+    }
 )
 KEYED = ITEM_KINDS | {"terminal", SUBAGENT}
 MAX_INDICES = 5_000  # per key: a terminal streaming for hours keeps its latest
@@ -55,8 +66,8 @@ def scopes(tree: ViewTree) -> list[Scope]:
 
 
 def tree_card_keys(key: str, tree: ViewTree) -> list[str]:
-    """``key`` and, for a tool-call card of any session of ``tree``, the keys of the terminals
-    and permission requests it shows."""
+    """``key`` and, for a tool-call card of any session of ``tree``, the keys of the terminals,
+    permission requests and elicitations it shows."""
     card, _, item = key.rpartition("/")
     scope = tree.card(card) if key.startswith(f"{SUBAGENT}:") else tree.root
     if scope is None or not item.startswith(TOOL_CALL):
@@ -65,10 +76,12 @@ def tree_card_keys(key: str, tree: ViewTree) -> list[str]:
     if found is None:
         return [key]
     keys = [key, *(scope.key("terminal", t) for t in terminal_refs(scope.state.tool_calls[found].content))]
-    for perm_key, perm in tree.root.state.permissions.items():
-        mine = perm.session_id == scope.session_id or (scope is tree.root and perm.session_id is None)
-        if perm.tool_call_id == found and mine:
-            keys.append(tree.root.key("permission", perm_key))
+    desk = tree.root.state
+    for kind, asked in (("permission", desk.permissions), ("elicitation", desk.elicitations)):
+        for ask_key, ask in asked.items():
+            mine = ask.session_id == scope.session_id or (scope is tree.root and ask.session_id is None)
+            if ask.tool_call_id == found and mine:
+                keys.append(tree.root.key(kind, ask_key))
     return keys
 
 

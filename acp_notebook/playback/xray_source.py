@@ -160,8 +160,12 @@ class XRaySource:
         for index in matched[start : start + count]:
             entry = self.entry(index)
             if entry is not None:
-                out.append(rows_of.row(index, entry, self.links.get(index)))
+                out.append(self._row(index, entry))
         return {"total": len(matched), "start": start, "rows": out}
+
+    def _row(self, index: int, entry: dict[str, Any]) -> dict[str, Any]:
+        kept = [i for i in self.links.related(index) if self.entry(i) is not None]
+        return rows_of.row(index, entry, self.links.get(index), kept)
 
     def _matching(self, words: tuple[str, ...], session: str | None = None) -> list[int]:
         if not words and not session:
@@ -194,7 +198,7 @@ class XRaySource:
             return {"index": index, "gone": True}
         text, cut = rows_of.pretty(entry)
         found = [f for f in self.findings() if f["index"] == index]
-        row = rows_of.row(index, entry, self.links.get(index))
+        row = self._row(index, entry)
         return {"index": index, "row": row, "json": text, "cut": cut, "findings": found}
 
     def findings(self) -> list[dict[str, Any]]:
@@ -211,8 +215,8 @@ class XRaySource:
         return found
 
     def built_by(self, key: str, state: SessionState) -> list[int]:
-        """The indices of the entries that built view entry ``key`` (a card: with its terminals and
-        permissions, and each one's request or response)."""
+        """The indices of the entries that built view entry ``key`` (a card: with its terminals,
+        permissions and elicitations, and each one's request, response and related notifications)."""
         return self.built_by_keys(key, card_keys(key, state))
 
     def built_by_keys(self, key: str, keys: list[str]) -> list[int]:
@@ -227,7 +231,7 @@ class XRaySource:
             found.update(built.of(each) if built is not None else [])
         if built is None and key.startswith("tool_call:"):  # no re-enactment: the ids they name
             found.update(i for i in self._mine if _names(self.entry(i), key[10:]))
-        found.update(p for p in [self.links.get(i) for i in found] if p is not None)
+        found.update(r for i in list(found) for r in self.links.related(i))
         mine = set(self._mine)
         return sorted(i for i in found if i in mine)[:CARD_INDICES]
 
@@ -279,12 +283,13 @@ class XRaySource:
 
 
 def card_keys(key: str, state: SessionState) -> list[str]:
-    """``key`` and, for a card, the keys of the terminals and permissions it shows."""
+    """``key`` and, for a card, the keys of the terminals, permissions and elicitations it shows."""
     keys = [key]
     call_id = key[len("tool_call:") :] if key.startswith("tool_call:") else None
     if call_id is not None and call_id in state.tool_calls:
         keys += [f"terminal:{t}" for t in terminal_refs(state.tool_calls[call_id].content)]
         keys += [f"permission:{k}" for k, p in state.permissions.items() if p.tool_call_id == call_id]
+        keys += [f"elicitation:{k}" for k, e in state.elicitations.items() if e.tool_call_id == call_id]
     return keys
 
 

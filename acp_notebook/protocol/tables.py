@@ -20,10 +20,12 @@ are JSON-friendly (str, int, float, bool, None, lists of those); times are the s
 - ``elicitations``: one row per question the agent asked (``elicitation/create``): ``mode``
   (``form``/``url``), ``scope`` (the method of our request a request-scoped one belongs to, else
   None), ``fields`` (the form's field names), ``action`` (``accept``/``decline``/``cancel``, None
-  while pending), ``values`` (what an accepted form sent: the user's data), ``url`` (only
-  ``scheme://host/path``: never a query), ``status`` (``Elicitation.status``), ``decided_by``,
-  ``asked_at``/``answered_at`` from ``state.elicitation_times``. In a tree, an elicitation is
-  recorded on the root's state (the desk) and names the session that asked, as permissions do.
+  while pending), ``values`` (what an accepted form sent, a secret-looking field as
+  ``<redacted>``), ``url`` (only ``scheme://host/path``: never a query; so is the URL where
+  ``message`` quotes it), ``status``
+  (``Elicitation.status``), ``decided_by``, ``asked_at``/``answered_at`` from
+  ``state.elicitation_times``. In a tree, an elicitation is recorded on the root's state (the desk)
+  and names the session that asked, as permissions do.
 - ``session_messages``: one row per message between sessions in this session's transcript (its
   own view: outgoing on the sender's session, incoming on the recipient's); ``text`` joins the
   text blocks, ``blocks`` counts the content blocks, ``chunks`` those that streamed.
@@ -49,6 +51,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .content import terminal_refs
+from .elicitation_records import kept_values, scrub
 
 if TYPE_CHECKING:
     from .elicitation import Elicitation
@@ -375,10 +378,10 @@ def elicitation_row(e: Elicitation, times: tuple[float | None, float | None]) ->
         "tool_call_id": e.tool_call_id,
         "mode": e.mode,
         "scope": scope if isinstance(scope, str) else None,
-        "message": e.message,
+        "message": scrub(e.message, [e.url] if e.url else []),  # quoting the URL: as ``url``
         "fields": [f.name for f in e.fields],
         "action": e.action,
-        "values": json.loads(json.dumps(e.values)) if e.values is not None else None,
+        "values": json.loads(json.dumps(kept_values(e))) if e.values is not None else None,
         "url": e.redacted_url,
         "status": e.status,
         "decided_by": e.decided_by,

@@ -101,6 +101,11 @@ class Player:
             return [self._remap(m) for m in message]
         if _kind(message) == "response":
             return {**message, "id": self.ids.get(_key(message.get("id")), message.get("id"))}
+        params = message.get("params") if isinstance(message, dict) else None
+        scoped = isinstance(params, dict) and "requestId" in params
+        if scoped and message.get("method") == "elicitation/create":
+            scope = self.ids.get(_key(params["requestId"]), params["requestId"])  # the client's live id
+            return {**message, "params": {**params, "requestId": scope}}
         return message
 
     def expect(self, index: int, recorded: Any) -> None:

@@ -46,7 +46,7 @@ def as_text(value: Any) -> str:
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return ", ".join(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=repr)  # a value given from code may be no JSON
 
 
 def saved_entry(entry: dict[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,7 @@ def header(
         **_stderr(agent),
         **_stdout(agent),
         "pending_permissions": len(state.pending_permissions),
+        "pending_elicitations": len(state.pending_elicitations),
         "waiting": [dict(w) for w in waiting],
         "closed": agent.closed if agent is not None else False,
         "exit_code": agent.exit_code if agent is not None else None,

@@ -4,6 +4,9 @@
 notebook and an exported page draw the same tree. A saved snapshot keeps at most
 ``SAVED_TERMINAL_BYTES`` of each terminal (its newest bytes, from a line start when one is near):
 a day's session (500 tool calls, 50 terminals) then saves to a notebook of a few MB, not 50 x 16 MiB.
+A URL elicitation's URL is saved as ``scheme://host/path`` only, and a value typed into a
+secret-looking form field not at all, wherever the snapshot quotes them
+(``elicitation_records.scrub_for``): the live card shows them, a saved notebook or page never.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.content import terminal_refs
+from ..protocol.elicitation_records import scrub_for
 from ..protocol.state import SessionState
 from . import tree_entries
 from . import viewmodel as vm
@@ -100,4 +104,10 @@ def snapshot_of(
     snapshot = {"seq": seq, "header": head, "order": list(items)}
     entries = {k: tree_entries.build(tree, *item, root, saved=True) for k, item in items.items()}
     snapshot.update({"entries": entries, "terminals": metas})
-    return snapshot, bytes(blob)
+    return kept(snapshot, tree), bytes(blob)
+
+
+def kept(value: Any, tree: ViewTree) -> Any:
+    """``value`` (part of a saved snapshot) as records keep it: the tree's elicitation URLs only as
+    ``scheme://host/path``, no value of a secret-looking field (a child's are on the root's desk)."""
+    return scrub_for(value, tree.root.state.elicitations.values())

@@ -8,7 +8,8 @@ by position, each group's JSON and each terminal's saved bytes in ``SnapshotPage
 ``snapshot`` dict keeps the seq, the header and indices into ``pages``. Pages never change: a
 group or terminal that changed gets new pages (one comm message each) and its old ones are
 closed, so a page a browser reads is always the one the snapshot meant; a refresh re-serializes
-only the groups whose entries changed and the terminals that got bytes.
+only the groups whose entries changed and the terminals that got bytes. Entries and header are kept
+as records keep them (``snapshot.kept``: no elicitation URL query, no secret-looking value).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..protocol.terminal import Terminal
 from . import tree_entries
 from . import viewmodel as vm
 from .message_parts import BUDGET, encode, json_size
-from .snapshot import SAVED_TERMINAL_BYTES, Item, saved_terminal, snapshot_of
+from .snapshot import SAVED_TERMINAL_BYTES, Item, kept, saved_terminal, snapshot_of
 from .subtree import ViewTree
 
 GROUP = 25  # entries per group (by position in the order)
@@ -85,7 +86,7 @@ class SavedSnapshot:
         self.opened = 0
         if not self.paged:
             snap, blob = snapshot_of(tree, items=items, terminals=terminals, root=root, cap=self.cap)
-            snap.update(head)
+            snap.update(kept(head, tree))
             if json_size(snap) + len(blob) <= BUDGET:
                 self._dirty.clear()
                 return {"snapshot": snap, "terminal_bytes": blob, "pages": []}
@@ -123,7 +124,8 @@ class SavedSnapshot:
         live = {id(p) for p in pages}
         self._stale += [page for page in old if id(page) not in live]
         self.rev += 1 if self.opened or self._stale else 0
-        snapshot = {**head, "rev": self.rev, "groups": [[index[id(p)] for p in g.pages] for g in groups]}
+        snapshot = {**kept(head, tree), "rev": self.rev}
+        snapshot["groups"] = [[index[id(p)] for p in g.pages] for g in groups]
         snapshot["metas"] = [index[id(p)] for p in self._metas.pages]
         return {"snapshot": snapshot, "terminal_bytes": b"", "pages": pages}
 
@@ -144,7 +146,7 @@ class SavedSnapshot:
         if old is not None and old.sig == keys and not self._dirty.intersection(keys):
             return old
         entries = {k: tree_entries.build(tree, *items[k], root, saved=True) for k in keys}
-        return self._piece(keys, encode(entries), old)
+        return self._piece(keys, encode(kept(entries, tree)), old)
 
     def _terminal(self, view_id: str, term: Terminal, old: _Piece | None) -> _Piece:
         meta = vm.terminal_meta(term)

@@ -104,7 +104,7 @@ def subagent_entry(tree: ViewTree, scope: Scope, child_id: str) -> dict[str, Any
         "tool_calls": len(child.state.tool_calls) if child is not None else None,
         "subagents": len(child.state.subagents) if child is not None else None,
         "pending": len(waiting),
-        "waiting": [clip(perm.title) for perm in waiting][:5],
+        "waiting": [clip(asked_title(ask)) for ask in waiting][:5],
         "started": started,
         "ended": ended,
         **problems(child.state if child is not None else None),
@@ -122,13 +122,24 @@ def can_cancel(child: Scope | None) -> bool:
 def waiting_list(tree: ViewTree) -> list[dict[str, Any]]:
     """The subagents' pending requests, oldest first, for the header ("waiting for you: ...")."""
     out = []
-    for perm in tree.root.state.pending_permissions:
-        info = tree.info(perm.session_id)
+    for ask in pending_asks(tree):
+        info = tree.info(ask.session_id)
         if info is not None:
             out.append(
-                {"session_id": perm.session_id, "subagent": clip(info.title), "title": clip(perm.title)}
+                {"session_id": ask.session_id, "subagent": clip(info.title), "title": clip(asked_title(ask))}
             )
     return out
+
+
+def pending_asks(tree: ViewTree) -> list[PermissionRequest | Elicitation]:
+    """The pending permission requests, then the pending elicitations, on the root's desk."""
+    state = tree.root.state
+    return [*state.pending_permissions, *state.pending_elicitations]
+
+
+def asked_title(ask: PermissionRequest | Elicitation) -> str | None:
+    """What a pending request is called where it is listed: its title (an elicitation: its message)."""
+    return ask.title if isinstance(ask, PermissionRequest) else ask.message
 
 
 SHOWN_DIAGNOSTICS = 20  # of a subagent's own session, on its card (the newest)
@@ -141,10 +152,11 @@ def problems(state: SessionState | None) -> dict[str, Any]:
     return {"diagnostics": shown, "diagnostic_count": len(found)}
 
 
-def pending_of(tree: ViewTree, session_id: str) -> list[PermissionRequest]:
-    """The pending requests of ``session_id`` and every subagent below it (the root's desk holds them)."""
+def pending_of(tree: ViewTree, session_id: str) -> list[PermissionRequest | Elicitation]:
+    """The pending requests and elicitations of ``session_id`` and every subagent below it (the
+    root's desk holds them)."""
     ids = tree.descendants(session_id)
-    return [perm for perm in tree.root.state.pending_permissions if perm.session_id in ids]
+    return [ask for ask in pending_asks(tree) if ask.session_id in ids]
 
 
 def span(state: SessionState, running: bool) -> tuple[float | None, float | None]:

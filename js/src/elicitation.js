@@ -11,7 +11,7 @@ import { validate } from "./elicitvalid.js";
 import { icon } from "./icons.js";
 import { h, text } from "./util.js";
 
-const BY = { policy: "by policy", handler: "by handler", timeout: "timed out", user: null };
+const BY = { policy: "by policy", handler: "by handler", timeout: "timed out", withdrawn: "withdrawn by the agent", user: null };
 const STATUS = { accepted: "Accepted", declined: "Declined", cancelled: "Cancelled", waiting: "Opened — waiting for the agent", completed: "Completed (the agent said so)", dismissed: "Dismissed" };
 
 /** The id the kernel knows this elicitation by. */

@@ -63,7 +63,9 @@ function checkbox(f, draft, id, disabled) {
   const input = h("input", { id, class: "acp-el-check", type: "checkbox", disabled, "data-field": text(f.name) });
   input.checked = initial(f, draft) === true;
   input.addEventListener("change", () => (draft[f.name] = input.checked));
-  return { el: h("div", { class: "acp-el-bool" }, input), read: () => input.checked };
+  // an optional box nobody touched, without a default, says nothing (not "false")
+  const said = () => input.checked || f.required || f.default != null || Object.prototype.hasOwnProperty.call(draft, f.name);
+  return { el: h("div", { class: "acp-el-bool" }, input), read: () => (said() ? input.checked : undefined) };
 }
 
 function choices(f, draft, id, disabled) {
@@ -84,12 +86,18 @@ function choices(f, draft, id, disabled) {
     group.append(h("label", { class: "acp-el-choice" }, box, h("span", null, text(o.title ?? o.value)),
       o.description ? h("span", { class: "acp-el-desc acp-muted" }, ` — ${text(o.description)}`) : null));
   }
-  return { el: group, read: () => readChoices(boxes, multi) };
+  return { el: group, read: () => (multi ? readMulti(f, boxes) : readChoices(boxes, false)) };
 }
 
 function readChoices(boxes, multi) {
   const picked = boxes.filter(([box, value]) => box.checked && value != null).map(([, value]) => value);
   return multi ? picked : picked.length ? picked[0] : undefined;
+}
+
+/** An optional multi-select left empty says nothing (a required one sends its empty list). */
+function readMulti(f, boxes) {
+  const picked = readChoices(boxes, true);
+  return picked.length || f.required ? picked : undefined;
 }
 
 /** A property of a type this client does not know: its raw schema as text, a JSON value to give. */

@@ -58,7 +58,8 @@ function runState(hdr) {
   if (hdr.closed) return closedBadge(hdr);
   if (state === "running") return h("span", { class: "acp-badge acp-state-running" }, h("span", { class: "acp-spinner" }), "running");
   if (state === "requires_action") {
-    const n = hdr.pending_permissions ? ` · ${text(hdr.pending_permissions)} pending` : "";
+    const asks = (Number(hdr.pending_permissions) || 0) + (Number(hdr.pending_elicitations) || 0);
+    const n = asks ? ` · ${asks} pending` : "";
     return h("span", { class: "acp-badge acp-state-action" }, `requires action${n}`);
   }
   const reason = state === "idle" && hdr.stop_reason ? ` · ${text(hdr.stop_reason).replace(/_/g, " ")}` : "";

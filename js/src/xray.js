@@ -153,8 +153,11 @@ export class XRayPanel {
     if (d.error || d.gone) return this.detail.replaceChildren(h("div", { class: "acp-muted" }, d.error || `message #${d.index} is no longer kept`));
     const r = d.row || {};
     const link = r.link != null ? h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(r.link, true) } }, r.kind === "request" ? `response #${r.link}` : `request #${r.link}`) : null;
+    // an elicitation's request, answer, completion or withdrawal (and a permission's withdrawal): each links to the others
+    const others = (Array.isArray(r.related) ? r.related : []).filter((i) => Number.isInteger(i) && i !== r.link);
+    const related = others.length ? h("span", { class: "acp-xray-related acp-muted" }, "related: ", ...others.map((i) => h("button", { class: "acp-xray-goto", type: "button", on: { click: () => this.goto(i, true) } }, `#${i}`))) : null;
     const where = [r.dir === "out" ? "client → agent" : "agent → client", r.session != null && this.sessions.length > 1 ? `session ${text(r.session)}` : null, r.kind, r.id != null ? `id ${text(r.id)}` : null, fmtBytes(r.size), typeof r.t === "number" ? `${r.t.toFixed(3)} s` : null];
-    const head = h("div", { class: "acp-xray-detail-head" }, h("strong", null, `#${text(d.index)} ${text(r.label)}`), " ", h("span", { class: "acp-muted" }, where.filter(Boolean).join(" · ")), " ", link);
+    const head = h("div", { class: "acp-xray-detail-head" }, h("strong", null, `#${text(d.index)} ${text(r.label)}`), " ", h("span", { class: "acp-muted" }, where.filter(Boolean).join(" · ")), " ", link, " ", related);
     const findings = (d.findings || []).map((f) => h("div", { class: `acp-xray-finding acp-sev-${f.severity === "error" ? "error" : "warning"}` }, h("code", null, text(f.code)), " ", text(f.message), f.cite ? h("div", { class: "acp-xray-cite acp-muted" }, text(f.cite)) : null));
     const pre = h("pre", { class: "acp-xray-json" }, h("code", null, String(d.json ?? "")));
     if (String(d.json || "").length <= HIGHLIGHT_MAX && r.kind !== "stdout" && r.kind !== "stderr") highlightTextNodes(pre, "json");

@@ -133,7 +133,7 @@ export class XRayList {
       tag != null ? h("span", { class: "acp-xray-sess", title: `${text(tag)} (session ${text(r.session ?? "(none)")})` }, tag) : null, // elided: whole in the tooltip
       h("span", { class: "acp-xray-label", title: label }, label),
       r.id != null ? h("span", { class: "acp-xray-id", title: "JSON-RPC id" }, `id ${text(r.id)}`) : null,
-      r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,
+      r.link != null ? h("span", { class: "acp-xray-link", title: `${r.kind === "request" ? "answered by" : r.kind === "notification" ? "about request" : "answers"} #${r.link}` }, r.kind === "request" ? `⇢${r.link}` : `⇠${r.link}`) : null,
       h("span", { class: "acp-xray-size" }, fmtBytes(r.size)),
       h("span", { class: "acp-xray-t" }, typeof r.t === "number" ? `${r.t.toFixed(3)}s` : ""),
     );

@@ -180,12 +180,20 @@ def test_a_form_of_every_kind_is_reviewed_refused_in_place_and_read_exactly(page
 
 
 def test_values_the_kernel_refuses_show_next_to_their_field(page):  # noqa: F811
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "maximum": 5},
+            "ok": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+        },
+    }
     state, e = _asked({"mode": "form", "message": "n?", "requestedSchema": schema})
     _show(page, state)
     page.page.locator(f'{CARD} [data-field="n"].acp-el-input').fill("4")
     page.page.locator(f"{CARD} .acp-el-accept").click()
     msg = [m for m in page.sent() if m.get("type") == "elicitation"][-1]
+    assert msg["values"] == {"n": "4"}  # an int's digits; an untouched optional box or list says nothing
     errors = answer_click(e, {**msg, "values": {"n": 9}}, lambda _key: False)  # as if the page were wrong
     assert errors == {"n": "must be at most 5"} and e.pending
     page.patch({"type": "elicitation_refused", "key": "elic_1", "errors": errors})

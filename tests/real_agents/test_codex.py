@@ -664,11 +664,20 @@ async def test_untrusted_approval_policy_aborts_the_start(tmp_path: Path) -> Non
     )
 
 
+DEVICE_CODE = {  # offered because the client advertises URL elicitation (its one-time-code page)
+    "methodId": "chat-gpt-device-code",
+    "type": "agent",
+    "name": "ChatGPT (device code)",
+    "description": "Sign in to ChatGPT by opening a verification page and entering a one-time code",
+}
+
+
 async def test_no_key_asks_to_log_in(tmp_path: Path) -> None:
     """Codex's own default provider (OpenAI) without a key: ``session/new`` says auth required."""
     run = await start(tmp_path, provider=False, key=None)
     try:
-        # codex-acp 2.6 offers one "agent" method (it drops "chat-gpt" when NO_BROWSER is set)
+        # codex-acp 2.6 offers "agent" methods: it drops "chat-gpt" when NO_BROWSER is set, and
+        # offers its device-code login only to a client that advertises URL elicitation (we do)
         assert run.agent.auth_methods == [
             {
                 "methodId": "api-key",
@@ -676,7 +685,8 @@ async def test_no_key_asks_to_log_in(tmp_path: Path) -> None:
                 "name": "API Key",
                 "description": "Use an API key to authenticate",
                 "_meta": {"api-key": {"provider": "openai"}},
-            }
+            },
+            DEVICE_CODE,
         ]
         with pytest.raises(AuthRequired) as caught:
             await asyncio.wait_for(run.agent.new_session(cwd=run.project), TURN)
@@ -707,6 +717,7 @@ async def test_no_key_lists_chatgpt_login_without_no_browser(tmp_path: Path) -> 
         assert [(m["methodId"], m["type"], m["name"]) for m in agent.auth_methods] == [
             ("api-key", "agent", "API Key"),
             ("chat-gpt", "agent", "ChatGPT"),
+            ("chat-gpt-device-code", "agent", "ChatGPT (device code)"),
         ]
         with pytest.raises(AuthRequired) as caught:
             await asyncio.wait_for(agent.new_session(cwd=project), TURN)
