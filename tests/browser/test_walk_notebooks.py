@@ -5,7 +5,7 @@ change live) and at 800 px (light). Each walk fails on:
 
 - **junk text** in a view (``null``, ``undefined``, ``NaN``, ``[object …]``): the view-text guard of
   ``conftest.py`` (issue 13), which scans every page a browser test leaves — the walk's included;
-- **content clipped without a scroll affordance**: ``clipped()`` below (the rule is in its comment);
+- **content clipped without a scroll affordance**: ``CLIPPED_JS`` below (the rule is in its comment);
 - **a view of a finished turn that offers Stop**: once the notebook has run (every turn over, the
   agents stopped) no view shows a Stop button; and whenever the walk answers a question (the kernel
   waits for the person: nothing moves), no finished ``%%acp --wait`` cell's view shows one.
@@ -15,7 +15,8 @@ shows (its defaults); an open URL consent is declined (nothing leaves the machin
 runs at ``ACP_DEMO_SPEED=0``; the replays play shipped traces: no key, no network.
 
 Screenshots of the whole notebook go to ``test-artifacts/walk/<notebook>-<light|dark|narrow>.png``.
-All cells are attached (the notebook's windowing mode ``none``), so cells far down are checked too.
+All cells are attached (the notebook's windowing mode ``none``), so cells far down are checked too;
+the left sidebar is closed (the width is the notebook's).
 
 Findings the other branches of issue 21 fix are expected failures, each named in ``KNOWN`` (issue
 item, branch, a pattern of the finding): the walk raises ``KnownFinding`` for them only (a strict
