@@ -5,7 +5,7 @@ change live) and at 800 px (light). Each walk fails on:
 
 - **junk text** in a view (``null``, ``undefined``, ``NaN``, ``[object …]``): the view-text guard of
   ``conftest.py`` (issue 13), which scans every page a browser test leaves — the walk's included;
-- **content clipped without a scroll affordance**: ``clipped()`` below (the rule is in its comment);
+- **content clipped without a scroll affordance**: ``CLIPPED_JS`` below (the rule is in its comment);
 - **a view of a finished turn that offers Stop**: once the notebook has run (every turn over, the
   agents stopped) no view shows a Stop button; and whenever the walk answers a question (the kernel
   waits for the person: nothing moves), no finished ``%%acp --wait`` cell's view shows one.
@@ -15,7 +15,8 @@ shows (its defaults); an open URL consent is declined (nothing leaves the machin
 runs at ``ACP_DEMO_SPEED=0``; the replays play shipped traces: no key, no network.
 
 Screenshots of the whole notebook go to ``test-artifacts/walk/<notebook>-<light|dark|narrow>.png``.
-All cells are attached (the notebook's windowing mode ``none``), so cells far down are checked too.
+All cells are attached (the notebook's windowing mode ``none``), so cells far down are checked too;
+the left sidebar is closed (the width is the notebook's).
 
 Findings the other branches of issue 21 fix are expected failures, each named in ``KNOWN`` (issue
 item, branch, a pattern of the finding): the walk raises ``KnownFinding`` for them only (a strict
@@ -76,18 +77,7 @@ class Known:
         return re.search(self.pattern, finding) is not None
 
 
-# at 800 px, the replay bar's ipywidgets: its label cut ("75/75 · 0.1"), its buttons too
-REPLAY_BAR = Known(
-    "6 (the replay bar is clipped and off-style)",
-    "i21-b",
-    r"widget-box > (div\.jupyter-widgets\.widget-inline-hbox\.widget-label"
-    r"|button\.jupyter-widgets\.jupyter-button)",
-)
-KNOWN: dict[tuple[str, str], list[Known]] = {
-    (name, mode): [REPLAY_BAR]
-    for name in ("replay-and-xray.ipynb", "subagents.ipynb")
-    for mode in ("narrow",)
-}
+KNOWN: dict[tuple[str, str], list[Known]] = {}  # none left once i21-a and i21-b are merged
 
 
 def walk_params() -> list:
@@ -123,18 +113,23 @@ STOPS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].flat
   [...cell.querySelectorAll('.acp-btn-stop:not(.acp-revert-force)')]
     .filter((b) => b.checkVisibility() && !b.disabled).map(() => i))"""
 
-# What a person does: one click per call, the first open question found (returns what it did).
+# What a person does: one click per call, on the first open question found not clicked yet (a
+# question's block is marked once clicked: its answer may take a moment to show); returns what it did.
 PERSON_JS = """() => {
   const visible = (el) => el && el.checkVisibility() && !el.disabled;
-  for (const block of document.querySelectorAll('.acp-permission.acp-perm-open')) {
+  const click = (block, button, what) => { block.dataset.walkClicked = ''; button.click(); return what; };
+  for (const block of document.querySelectorAll('.acp-permission.acp-perm-open:not([data-walk-clicked])')) {
     const buttons = [...block.querySelectorAll('button.acp-opt')].filter(visible);
     const pick = buttons.find((b) => b.dataset.kind === 'allow_once') || buttons[0];
-    if (pick) { pick.click(); return `permission: ${pick.textContent.trim()}`; }
+    if (pick) return click(block, pick, `permission: ${pick.textContent.trim()}`);
   }
-  const form = document.querySelector('.acp-elicitation[data-mode="form"][data-state="open"] .acp-el-accept');
-  if (visible(form)) { form.click(); return 'form: accept'; }
-  const url = document.querySelector('.acp-elicitation[data-mode="url"][data-state="open"] .acp-el-decline');
-  if (visible(url)) { url.click(); return 'url: decline'; }
+  for (const [mode, action] of [['form', 'accept'], ['url', 'decline']]) {
+    const open = `.acp-elicitation[data-mode="${mode}"][data-state="open"]:not([data-walk-clicked])`;
+    for (const block of document.querySelectorAll(open)) {
+      const button = block.querySelector(`.acp-el-${action}`);
+      if (visible(button)) return click(block, button, `${mode}: ${action}`);
+    }
+  }
   return null;
 }"""
 
