@@ -212,7 +212,7 @@ def start(kernel: Kernel, scenario: str = "default", speed: float = 0, name: str
     (``%acp view``: the start cell shows the header and one line per turn, no entries)."""
     argv = f"{{sys.executable}} -m {DEMO} --scenario {scenario} --speed {speed}"
     run = kernel.ok(f"import sys\n%acp start --name {name} {argv}")
-    assert f"is `{name}`" in run.stdout and len(run.widgets) == 1
+    assert f"is {name}." in run.stdout and len(run.widgets) == 1
     whole = kernel.ok(f"%acp view --name {name}")
     assert len(whole.widgets) == 1
     return kernel.value(f"__import__('acp_notebook').agent_of({name}).process.pid"), whole.widgets[0]
@@ -361,7 +361,7 @@ def test_the_plain_blocking_form_works_inside_the_kernel_loop(kernel):
         "y = %acp status --name nested\n"
         "print(type(nested).__name__, x, y)"
     )
-    assert "is `nested`" in run.stdout and run.stdout.strip().endswith("Session None None")
+    assert "is nested." in run.stdout and run.stdout.strip().endswith("Session None None")
     done = kernel.ok("print(nested.prompt_sync('hi'))")
     assert done.stdout.strip() == "end_turn"
 

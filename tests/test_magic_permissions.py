@@ -24,7 +24,7 @@ def quick_headless(monkeypatch):
 def test_permissions_names_a_policy_for_this_turn(ip, capsys, displayed):  # noqa: F811
     session = start(ip, capsys, args="--no-view")
     _, out, _ = cell(ip, "%%acp --wait --permissions allow-once\nFix the failing test", capsys)
-    assert out.strip() == "`acp`: turn ended (end_turn)"
+    assert out.strip() == "acp: turn ended (end_turn)"
     assert [(e.who, e.option_kind) for e in session.permission_log] == [("policy", "allow_once")] * 2
     assert session.permission_handler is None, "the policy held for that turn only"
 
@@ -33,7 +33,7 @@ def test_permissions_takes_a_variable_holding_a_policy(ip, capsys, displayed):  
     session = start(ip, capsys, args="--no-view")
     cell(ip, "from acp_notebook import policies\nmine = policies.reject(kinds=['edit']) | 'allow-once'")
     _, out, _ = cell(ip, "%%acp --wait --permissions mine\nFix the failing test", capsys)
-    assert out.strip() == "`acp`: turn ended (end_turn)"
+    assert out.strip() == "acp: turn ended (end_turn)"
     assert [e.option_kind for e in session.permission_log] == ["reject_once", "allow_once"]
     _, _, err = cell(ip, "%%acp --wait --permissions nope\nhi", capsys, ok=False)
     assert "no permission policy 'nope'" in err
@@ -50,13 +50,13 @@ def test_a_timed_out_wait_says_what_is_pending(ip, capsys, displayed):  # noqa: 
     assert 'answer with acp.pending_permissions[0].select("allow-once")' in notice
     assert 'acp.permission_handler = acp_notebook.policies.allow(kinds=["edit"])' in notice
     assert out.count("acp: waiting for permission perm_1") == 1, "one line per request"
-    assert "`acp`: gave up waiting after 1 s; the turn is still running" in err
+    assert "acp: gave up waiting after 1 s; the turn is still running" in err
     assert "  pending: perm_1 'Apply edits to 4 files?'" in err.split("gave up", 1)[1]
     assert session.busy, "the turn goes on: a timeout only ends the wait"
     result, out, err = cell(ip, "%acp wait --timeout 0.5", capsys, ok=False)
-    assert "`acp`: gave up waiting after 0.5 s; it is still busy" in err and "perm_1" in err
+    assert "acp: gave up waiting after 0.5 s; it is still busy" in err and "perm_1" in err
     assert "acp: waiting for permission" not in out, "already described"
     answer = "import asyncio\nawait asyncio.sleep(0)\nacp.pending_permissions[0].select('allow-once')"
     cell(ip, answer + "\nacp.permission_handler = 'allow-once'")  # an awaiting cell: the loop runs
     _, out, _ = cell(ip, "%acp wait --timeout 30", capsys)
-    assert "`acp`: idle (end_turn)" in out
+    assert "acp: idle (end_turn)" in out
